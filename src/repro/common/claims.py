@@ -1,0 +1,99 @@
+"""Claim checks: a measured number against a criterion written in the config before the run.
+
+Every paper writes ``results/<paper>/claims.json`` as a list of :class:`Claim`; the
+workflow gathers them into ``results/claims.md`` with :func:`claims_markdown`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import operator
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+NOT_TESTED = "not tested at this scale"
+
+_OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    id: str
+    claim: str
+    criterion: str
+    verdict: str
+    measured: float | None = None
+    paper_value: Any = None
+    details: str = ""
+
+
+def check(
+    claim_id: str,
+    claim: str,
+    measured: float,
+    criterion: Mapping[str, Any],
+    *,
+    paper_value: Any = None,
+    details: str = "",
+) -> Claim:
+    """Compare ``measured`` with ``criterion = {op, threshold, [description]}`` from config.
+
+    A NaN measurement is a failed check, never a pass.
+    """
+    op = criterion["op"]
+    if op not in _OPS:
+        raise ValueError(f"claim {claim_id}: criterion op must be one of {sorted(_OPS)}")
+    threshold = float(criterion["threshold"])
+    measured = float(measured)
+    text = f"{criterion.get('description', 'measured')} {op} {threshold:g}"
+    held = math.isfinite(measured) and _OPS[op](measured, threshold)
+    return Claim(
+        id=claim_id,
+        claim=claim,
+        criterion=text,
+        verdict=REPRODUCED if held else NOT_REPRODUCED,
+        measured=measured,
+        paper_value=paper_value,
+        details=details,
+    )
+
+
+def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = None) -> Claim:
+    return Claim(
+        id=claim_id,
+        claim=claim,
+        criterion="",
+        verdict=NOT_TESTED,
+        paper_value=paper_value,
+        details=reason,
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def claims_markdown(papers: Iterable[tuple[str, list[Mapping[str, Any]]]]) -> str:
+    """One table per paper, plus a count of verdicts, from the papers' claims.json lists."""
+    lines = ["# Which claims held", ""]
+    counts: dict[str, int] = {}
+    sections = []
+    for paper, claims in papers:
+        sections += [f"## {paper}", "", "| claim | paper | measured | criterion | verdict | details |"]
+        sections.append("|---|---|---|---|---|---|")
+        for c in claims:
+            counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+            cells = [c["claim"], c.get("paper_value"), c.get("measured"), c["criterion"],
+                     f"**{c['verdict']}**", c.get("details")]
+            sections.append("| " + " | ".join(_cell(v) for v in cells) + " |")
+        sections.append("")
+    summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
+    lines += [f"Verdicts: {summary or 'no claims'}.", ""]
+    return "\n".join(lines + sections)
