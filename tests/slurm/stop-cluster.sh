@@ -71,7 +71,7 @@ if [[ -n $(live_pid "$RUN_DIR/slurmctld.pid" slurmctld) && -f $CONF ]] && comman
     export SLURM_CONF=$CONF
     jobs=$(timeout 10 squeue -h -o %i 2>/dev/null || true)
     if [[ -n $jobs ]]; then
-        log "cancelling jobs: $(echo $jobs)"
+        log "cancelling jobs: ${jobs//$'\n'/ }"
         # shellcheck disable=SC2086
         timeout 10 scancel $jobs 2>/dev/null || true
         # Bounded: KillWait (slurm.conf) is 5 s between SIGTERM and SIGKILL.

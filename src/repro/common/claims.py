@@ -97,3 +97,38 @@ def claims_markdown(papers: Iterable[tuple[str, list[Mapping[str, Any]]]]) -> st
     summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
     lines += [f"Verdicts: {summary or 'no claims'}.", ""]
     return "\n".join(lines + sections)
+
+
+def compare_methods(
+    claim_id: str,
+    claim: str,
+    means: Mapping[str, float],
+    stds: Mapping[str, float],
+    *,
+    method: str,
+    baselines: list[str],
+    lower_is_better: bool,
+    criterion: Mapping[str, Any],
+    statistic: str = "difference",
+    paper_value: Any = None,
+) -> Claim:
+    """Compare ``method`` with the best of ``baselines`` on one metric (means over seeds).
+
+    The measured number is how much worse ``method`` is than the best baseline:
+    ``difference`` in the metric's units, or ``z``, that difference over the pooled
+    seed-to-seed standard deviation. Negative means the method is better.
+    """
+    if statistic not in ("difference", "z"):
+        raise ValueError(f"claim {claim_id}: statistic must be 'difference' or 'z'")
+    sign = 1.0 if lower_is_better else -1.0
+    best = min(baselines, key=lambda b: sign * means[b])
+    gap = sign * (means[method] - means[best])
+    pooled = math.sqrt((stds[method] ** 2 + stds[best] ** 2) / 2)
+    measured = gap / pooled if statistic == "z" else gap
+    if statistic == "z" and pooled == 0:
+        measured = math.copysign(math.inf, gap) if gap else 0.0
+    details = (f"{method} {means[method]:.4g} ± {stds[method]:.2g} vs best baseline {best} "
+               f"{means[best]:.4g} ± {stds[best]:.2g} (mean ± sd over seeds)")
+    described = {**criterion, "description": criterion.get(
+        "description", f"shortfall vs best baseline ({statistic})")}
+    return check(claim_id, claim, measured, described, paper_value=paper_value, details=details)

@@ -22,3 +22,27 @@ def select_device(name: str = "auto") -> torch.device:
     if name == "cuda":
         raise RuntimeError("device: cuda was requested but torch.cuda.is_available() is false")
     return torch.device("cpu")
+
+
+def visible_gpu_count() -> int:
+    """GPUs this process may use, without importing torch (the Snakefile calls this).
+
+    ``CUDA_VISIBLE_DEVICES`` wins when set; otherwise ``nvidia-smi -L`` lists the devices;
+    no driver means no GPU.
+    """
+    import os
+    import shutil
+    import subprocess
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        entries = [e for e in visible.split(",") if e.strip()]
+        return 0 if not entries or entries[0].strip() == "-1" else len(entries)
+    if shutil.which("nvidia-smi") is None:
+        return 0
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True,
+                                 timeout=20, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    return sum(1 for line in listing.splitlines() if line.startswith("GPU "))

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,7 +32,7 @@ def to_jsonable(value: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
-    if isinstance(value, torch.Tensor):
+    if type(value).__module__ == "torch" and hasattr(value, "detach"):  # a tensor
         return to_jsonable(value.detach().cpu().numpy())
     if isinstance(value, np.ndarray):
         return to_jsonable(value.tolist())
@@ -90,10 +89,13 @@ class RunRecorder:
     """Measures a step (wall time, peak memory) and produces its provenance block.
 
     Use as ``with RunRecorder(config=cfg, device=dev) as run: ...`` and then
-    ``run.provenance()``.
+    ``run.provenance()``. torch is imported lazily: steps without it (downloads, reports)
+    use this module too.
     """
 
-    def __init__(self, *, config: Any, device: torch.device | str = "cpu", seed: Any = None):
+    def __init__(self, *, config: Any, device: Any = "cpu", seed: Any = None):
+        import torch
+
         self.config = config
         self.device = torch.device(device)
         self.seed = seed
@@ -101,6 +103,9 @@ class RunRecorder:
         self.wall_time_s: float | None = None
 
     def __enter__(self) -> RunRecorder:
+        import torch
+
+        self.started_at = time.time()
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
         self._start = time.perf_counter()
@@ -110,6 +115,8 @@ class RunRecorder:
         self.wall_time_s = time.perf_counter() - self._start
 
     def provenance(self) -> dict[str, Any]:
+        import torch
+
         wall = self.wall_time_s
         if wall is None:  # still inside the block
             wall = time.perf_counter() - self._start
@@ -121,6 +128,7 @@ class RunRecorder:
             "torch_version": torch.__version__,
             "python_version": platform.python_version(),
             "platform": sys.platform,
+            "started_at_unix": self.started_at,
             "wall_time_s": wall,
             # ru_maxrss is in KiB on Linux: the process's peak resident memory.
             "peak_memory_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

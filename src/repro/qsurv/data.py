@@ -19,8 +19,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-BUNDLED = ("gbsg2", "flchain", "whas500", "veterans", "aids", "rossi")
-FILE_FORMATS = ("deepsurv_h5", "rdatasets_csv")
+from repro.qsurv.catalog import BUNDLED, FILE_FORMATS
 
 # Columns of the Rdatasets CSVs (pinned pre-2023 format): what to drop, what is categorical.
 RDATASETS = {

@@ -1,0 +1,117 @@
+# Python helpers only (no rules): config validation, lookups, input functions.
+import os
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from repro.common.device import visible_gpu_count  # noqa: E402
+from repro.qsurv.configcheck import check as check_qsurv_config  # noqa: E402
+
+validate(config, "../workflow/schemas/config.schema.yaml")
+check_qsurv_config(config)
+
+PAPERS = ("qsurv",)
+
+
+def qsurv_datasets_configured():
+    q = config["papers"].get("qsurv", {})
+    return list(q.get("synthetic", {}).get("scenarios", [])) + list(q.get("real_datasets", {}))  # papers with rules in this workflow, in report order
+
+
+def _one_of(names):
+    """A wildcard pattern matching exactly the configured names (never 'quadrature')."""
+    return "|".join(sorted(names, key=len, reverse=True)) or "(?!)"
+
+
+wildcard_constraints:
+    dataset=_one_of(qsurv_datasets_configured()),
+    method=_one_of(config["papers"].get("qsurv", {}).get("methods", {})),
+    download=_one_of(config["downloads"]),
+
+
+def enabled_papers():
+    return [p for p in PAPERS if config["papers"].get(p, {}).get("enabled", False)]
+
+
+def paper_targets():
+    return [f"results/{paper}/claims.json" for paper in enabled_papers()]
+
+
+def download_path(name):
+    """Where the download rule puts ``downloads.<name>``: the URL's file name."""
+    url = config["downloads"][name]["url"]
+    return f"results/downloads/{name}/{os.path.basename(url.rstrip('/'))}"
+
+
+# One GPU job per visible GPU on a local run, without extra flags. The limit is set only
+# when the user gave none, only for local execution (a SLURM node has its own GPUs), and
+# only when a GPU is visible (on CPU-only machines "GPU" rules run in parallel on the CPU).
+if workflow.local_exec and "gpu" not in workflow.global_resources:
+    _gpus = visible_gpu_count()
+    if _gpus:
+        workflow.register_resource("gpu", _gpus)
+
+
+# --- QSurv -------------------------------------------------------------------------------
+def qsurv_config():
+    return config["papers"].get("qsurv", {})
+
+
+def qsurv_synthetic():
+    return list(qsurv_config().get("synthetic", {}).get("scenarios", []))
+
+
+def qsurv_datasets():
+    return qsurv_datasets_configured()
+
+
+def qsurv_methods(dataset):
+    key = "synthetic_methods" if dataset in qsurv_synthetic() else "real_methods"
+    return qsurv_config()[key]
+
+
+def qsurv_source(dataset):
+    if dataset in qsurv_synthetic():
+        return "synthetic"
+    return qsurv_config()["real_datasets"][dataset]["source"]
+
+
+def qsurv_raw_input(wildcards):
+    spec = qsurv_config()["real_datasets"].get(wildcards.dataset, {})
+    return [download_path(spec["download"])] if "download" in spec else []
+
+
+def qsurv_prepare_params(wildcards):
+    q = qsurv_config()
+    return {
+        "dataset": wildcards.dataset,
+        "source": qsurv_source(wildcards.dataset),
+        "seeds": q["seeds"],
+        "fractions": q["split"],
+        "n_samples": q["synthetic"]["n_samples"],
+        "censoring_rate": q["synthetic"]["censoring_rate"],
+        "metric_grid_points": q["evaluation"]["prediction_grid_points"],
+        "truth_grid_points": q["evaluation"]["truth_grid_points"],
+        "truth_quantile": q["evaluation"]["truth_quantile"],
+    }
+
+
+def qsurv_predictions(wildcards):
+    """One file per method, in the order of qsurv_methods (the scripts zip them)."""
+    return [
+        f"results/qsurv/predictions/{wildcards.dataset}/{m}.npz"
+        for m in qsurv_methods(wildcards.dataset)
+    ]
+
+
+def qsurv_train_logs(wildcards):
+    return [
+        f"results/qsurv/models/{wildcards.dataset}/{m}.json"
+        for m in qsurv_methods(wildcards.dataset)
+    ]
+
+
+def qsurv_metrics(datasets):
+    return {d: f"results/qsurv/metrics/{d}.json" for d in datasets}

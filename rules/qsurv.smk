@@ -1,0 +1,194 @@
+# QSurv: continuous-time survival by Gauss-Legendre quadrature with time-conditioned LoRA.
+# prepare -> train (per data set and method, all seeds) -> evaluate (per data set)
+# -> figures (from metrics only) -> claims.
+
+
+rule qsurv_quadrature:
+    output:
+        metrics="results/qsurv/metrics/quadrature.json",
+    params:
+        cfg=lookup(dpath="papers/qsurv/quadrature", within=config),
+    log:
+        "logs/qsurv/quadrature.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_quadrature.py"
+
+
+rule qsurv_prepare:
+    input:
+        raw=qsurv_raw_input,
+    output:
+        data="results/qsurv/data/{dataset}.npz",
+    params:
+        cfg=qsurv_prepare_params,
+    log:
+        "logs/qsurv/prepare/{dataset}.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_prepare.py"
+
+
+rule qsurv_train:
+    input:
+        data="results/qsurv/data/{dataset}.npz",
+    output:
+        model="results/qsurv/models/{dataset}/{method}.pt",
+        train_log="results/qsurv/models/{dataset}/{method}.json",
+        predictions="results/qsurv/predictions/{dataset}/{method}.npz",
+    params:
+        spec=lambda wildcards: config["papers"]["qsurv"]["methods"][wildcards.method],
+        training=lookup(dpath="papers/qsurv/training", within=config),
+        device=config["device"],
+        checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}/{wildcards.method}",
+    log:
+        "logs/qsurv/train/{dataset}/{method}.log",
+    benchmark:
+        "results/qsurv/benchmarks/train/{dataset}/{method}.tsv"
+    threads: config["threads"]
+    resources:
+        gpu=lookup(dpath="papers/qsurv/resources/train/gpu", within=config),
+        mem_mb=lookup(dpath="papers/qsurv/resources/train/mem_mb", within=config),
+        runtime=lookup(dpath="papers/qsurv/resources/train/runtime", within=config),
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_train.py"
+
+
+rule qsurv_evaluate:
+    input:
+        data="results/qsurv/data/{dataset}.npz",
+        predictions=qsurv_predictions,
+        train_logs=qsurv_train_logs,
+    output:
+        metrics="results/qsurv/metrics/{dataset}.json",
+    params:
+        methods=lambda wildcards: qsurv_methods(wildcards.dataset),
+        metric_grid_points=lookup(
+            dpath="papers/qsurv/evaluation/metric_grid_points", within=config
+        ),
+    log:
+        "logs/qsurv/evaluate/{dataset}.log",
+    benchmark:
+        "results/qsurv/benchmarks/evaluate/{dataset}.tsv"
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_evaluate.py"
+
+
+rule qsurv_figure_quadrature:
+    input:
+        metrics="results/qsurv/metrics/quadrature.json",
+    output:
+        png=report(
+            "results/qsurv/figures/quadrature_error.png",
+            caption="../workflow/report/qsurv_quadrature_error.rst",
+            category="QSurv",
+        ),
+        pdf="results/qsurv/figures/quadrature_error.pdf",
+    params:
+        figure="quadrature_error",
+    log:
+        "logs/qsurv/figure_quadrature.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_figure.py"
+
+
+rule qsurv_figure_hazards:
+    input:
+        metrics="results/qsurv/metrics/{dataset}.json",
+    output:
+        png=report(
+            "results/qsurv/figures/hazard_curves_{dataset}.png",
+            caption="../workflow/report/qsurv_hazard_curves.rst",
+            category="QSurv",
+        ),
+        pdf="results/qsurv/figures/hazard_curves_{dataset}.pdf",
+    params:
+        figure="hazard_curves",
+        methods=lookup(dpath="papers/qsurv/figures/hazard_methods", within=config),
+    log:
+        "logs/qsurv/figure_hazards/{dataset}.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_figure.py"
+
+
+rule qsurv_figure_metrics:
+    input:
+        metrics=list(qsurv_metrics(qsurv_datasets()).values()),
+    output:
+        png=report(
+            "results/qsurv/figures/metrics_table.png",
+            caption="../workflow/report/qsurv_metrics_table.rst",
+            category="QSurv",
+        ),
+        pdf="results/qsurv/figures/metrics_table.pdf",
+    params:
+        figure="metrics_table",
+        metrics=lookup(dpath="papers/qsurv/figures/table_metrics", within=config),
+    log:
+        "logs/qsurv/figure_metrics.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_figure.py"
+
+
+rule qsurv_figure_ablation:
+    input:
+        metrics=list(qsurv_metrics(qsurv_synthetic()).values()),
+    output:
+        png=report(
+            "results/qsurv/figures/ablation.png",
+            caption="../workflow/report/qsurv_ablation.rst",
+            category="QSurv",
+        ),
+        pdf="results/qsurv/figures/ablation.pdf",
+    params:
+        figure="ablation",
+        methods=lookup(dpath="papers/qsurv/figures/ablation_methods", within=config),
+    log:
+        "logs/qsurv/figure_ablation.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_figure.py"
+
+
+rule qsurv_claims:
+    input:
+        quadrature="results/qsurv/metrics/quadrature.json",
+        metrics=list(qsurv_metrics(qsurv_datasets()).values()),
+        figures=[
+            "results/qsurv/figures/quadrature_error.png",
+            "results/qsurv/figures/metrics_table.png",
+            expand(
+                "results/qsurv/figures/hazard_curves_{dataset}.png",
+                dataset=qsurv_synthetic(),
+            ),
+            "results/qsurv/figures/ablation.png" if qsurv_synthetic() else [],
+        ],
+    output:
+        claims="results/qsurv/claims.json",
+    params:
+        claims=lookup(dpath="papers/qsurv/claims", within=config),
+        datasets=qsurv_datasets(),
+    log:
+        "logs/qsurv/claims.log",
+    conda:
+        "../envs/qsurv.yaml"
+    script:
+        "../scripts/qsurv_claims.py"
+
+
+rule qsurv:
+    input:
+        "results/qsurv/claims.json",

@@ -1,0 +1,17 @@
+# Workflow-level rules: every enabled paper's claims gathered into one table.
+
+
+rule claims_report:
+    input:
+        claims=paper_targets(),
+    output:
+        markdown="results/claims.md",
+    params:
+        papers=enabled_papers(),
+    log:
+        "logs/claims_report.log",
+    localrule: True
+    conda:
+        "../envs/common.yaml"
+    script:
+        "../scripts/claims_report.py"

@@ -1,0 +1,24 @@
+"""Imported first by every script: puts src/ on sys.path and sends logging to the rule's log.
+
+Snakemake adds only the script's own folder to sys.path (and conda jobs drop PYTHONPATH),
+so the package is found through this file's location instead.
+"""
+
+import logging
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+if str(SRC) not in sys.path:
+    sys.path.insert(0, str(SRC))
+
+
+def setup_logging(snakemake) -> logging.Logger:
+    """Log to the rule's log file (and stderr), including warnings from libraries."""
+    handlers = [logging.StreamHandler()]
+    if snakemake.log:
+        handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
+    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.captureWarnings(True)
+    return logging.getLogger(f"rule.{snakemake.rule}")

@@ -1,0 +1,62 @@
+"""Checks of the QSurv config that JSON Schema cannot express (cross-references).
+
+Runs when the Snakefile loads, so a bad config stops before any job starts, with a
+message naming the key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from repro.qsurv.catalog import BUNDLED
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def _methods_known(q: dict, key: str, names: list[str]) -> None:
+    for i, name in enumerate(names):
+        if name not in q["methods"]:
+            raise ConfigError(f"papers.qsurv.{key}[{i}]: unknown method {name!r}; "
+                              f"defined under papers.qsurv.methods: {sorted(q['methods'])}")
+
+
+def check(config: dict[str, Any]) -> None:
+    q = config["papers"].get("qsurv")
+    if not q or not q.get("enabled"):
+        return
+    if not math.isclose(sum(q["split"]), 1.0, abs_tol=1e-9):
+        raise ConfigError(f"papers.qsurv.split: fractions must sum to 1, got {q['split']}")
+    scenarios = q["synthetic"]["scenarios"]
+    real = q["real_datasets"]
+    for name in set(scenarios) & set(real):
+        raise ConfigError(f"papers.qsurv.real_datasets.{name}: the name is also a synthetic scenario")
+    for name, spec in real.items():
+        key = f"papers.qsurv.real_datasets.{name}"
+        if spec["source"] == "bundled":
+            if name not in BUNDLED:
+                raise ConfigError(f"{key}: unknown bundled data set {name!r}; choose from {BUNDLED}")
+        elif spec.get("download") not in config.get("downloads", {}):
+            raise ConfigError(f"{key}.download: source {spec['source']} needs a file; "
+                              f"{spec.get('download')!r} is not a key under downloads")
+    for key in ("synthetic_methods", "real_methods"):
+        _methods_known(q, key, q[key])
+    for key in ("hazard_methods", "ablation_methods"):
+        _methods_known(q, f"figures.{key}", q["figures"][key])
+    if scenarios and not q["synthetic_methods"]:
+        raise ConfigError("papers.qsurv.synthetic_methods: empty, but scenarios are configured")
+    if real and not q["real_methods"]:
+        raise ConfigError("papers.qsurv.real_methods: empty, but real data sets are configured")
+    datasets = {**{s: q["synthetic_methods"] for s in scenarios},
+                **{r: q["real_methods"] for r in real}}
+    for cid, claim in q["claims"].items():
+        if claim["kind"] != "comparison":
+            continue
+        key = f"papers.qsurv.claims.{cid}"
+        if claim["dataset"] not in datasets:
+            continue  # reported as "not tested at this scale" with the reason
+        for name in [claim["method"], *claim["baselines"]]:
+            if name not in q["methods"]:
+                raise ConfigError(f"{key}: unknown method {name!r}")

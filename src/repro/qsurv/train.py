@@ -1,0 +1,120 @@
+"""Train one method on one prepared data set for every seed; save models and predictions.
+
+Predictions are survival curves of the test subjects on the data set's two grids (the
+metric grid and, for synthetic data, the truth grid), so evaluation never needs a model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from repro.common.device import select_device
+from repro.common.io import RunRecorder, read_npz, write_json, write_npz
+from repro.common.seeding import seed_everything, set_threads
+from repro.qsurv import baselines, neural
+
+log = logging.getLogger(__name__)
+
+NEURAL_FAMILY = "neural_hazard"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    method: str
+    spec: dict[str, Any]  # config ``methods.<name>``: family and its own keys
+    training: dict[str, Any]  # config ``training``: shared by every method
+    device: str = "auto"
+    threads: int = 1
+
+
+def _fingerprint(cfg: Any, split: dict[str, np.ndarray]) -> str:
+    """Identifies (config, training data): a resume checkpoint is reused only for the same."""
+    digest = hashlib.sha256(json.dumps(dataclasses.asdict(cfg), sort_keys=True).encode())
+    for key in ("x_train", "t_train", "e_train"):
+        digest.update(np.ascontiguousarray(split[key]).tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _train_one(cfg: TrainConfig, split, seed, device, checkpoints: Path):
+    family = cfg.spec["family"]
+    if family == NEURAL_FAMILY:
+        keys = {f.name for f in dataclasses.fields(neural.NeuralConfig)}
+        ncfg = neural.NeuralConfig(**{k: v for k, v in {**cfg.training, **cfg.spec}.items()
+                                      if k in keys})
+        checkpoint = checkpoints / f"seed{seed}-{_fingerprint(ncfg, split)}.pt"
+        checkpoint.parent.mkdir(parents=True, exist_ok=True)
+        net, history = neural.fit(ncfg, split, seed=seed, device=device, checkpoint=checkpoint)
+
+        def predict(x, grid):
+            return neural.predict_survival(net, x, grid, t_max=history["t_max"],
+                                           nodes=ncfg.eval_nodes, device=device)
+
+        history["state_dict"] = {k: v.cpu() for k, v in net.state_dict().items()}
+        return predict, history, checkpoint
+    keys = {f.name for f in dataclasses.fields(baselines.BaselineConfig)}
+    bcfg = baselines.BaselineConfig(**{k: v for k, v in {**cfg.training, **cfg.spec}.items()
+                                       if k in keys})
+    predict, history = baselines.fit(bcfg, split, seed=seed, device=device)
+    return predict, history, None
+
+
+def train(cfg: TrainConfig, data_path: str, model_path: str, predictions_path: str,
+          log_path: str, checkpoint_dir: str) -> None:
+    set_threads(cfg.threads)
+    device = select_device(cfg.device)
+    data = read_npz(data_path)
+    seeds = [int(s) for s in data["seeds"]]
+    states, surv_metric, surv_truth, histories, finished = {}, [], [], [], []
+    with RunRecorder(config=dataclasses.asdict(cfg), device=device, seed=seeds) as run:
+        for i, seed in enumerate(seeds):
+            split = {k: v[i] for k, v in data.items() if k != "seeds"}
+            seed_everything(seed)
+            predict, history, checkpoint = _train_one(cfg, split, seed, device, Path(checkpoint_dir))
+            set_threads(cfg.threads)  # pycox's numba code may have reset torch's threads
+            states[f"seed{seed}"] = history.pop("state_dict", None) or {}
+            surv_metric.append(predict(split["x_test"], split["metric_grid"]))
+            surv_truth.append(predict(split["x_test"], split["truth_grid"]))
+            histories.append({k: v for k, v in history.items() if np.ndim(v) == 0})
+            finished.append(checkpoint)
+            log.info("%s seed %d: %d epochs, %.1f s", cfg.method, seed, history["epochs"],
+                     history["train_seconds"])
+    torch.save(states, model_path)
+    write_npz(predictions_path, surv_metric=np.stack(surv_metric), surv_truth=np.stack(surv_truth),
+              train_seconds=np.array([h["train_seconds"] for h in histories]),
+              epochs=np.array([h["epochs"] for h in histories]))
+    write_json(log_path, {"method": cfg.method, "seeds": seeds, "history": histories,
+                          "provenance": run.provenance()})
+    for checkpoint in finished:  # resume state is only for interrupted runs
+        if checkpoint is not None:
+            checkpoint.unlink(missing_ok=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("data")
+    parser.add_argument("out_prefix", help="writes PREFIX.pt, PREFIX.npz, PREFIX.json")
+    parser.add_argument("--family", default=NEURAL_FAMILY)
+    parser.add_argument("--conditioning", default="time_lora")
+    parser.add_argument("--rule", default="gauss_legendre")
+    parser.add_argument("--nodes", type=int, default=15)
+    parser.add_argument("--epochs", type=int, default=100)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO)
+    spec = {"family": args.family, "conditioning": args.conditioning, "rule": args.rule,
+            "nodes": args.nodes}
+    cfg = TrainConfig(method="cli", spec=spec, training={"epochs": args.epochs})
+    prefix = args.out_prefix
+    train(cfg, args.data, f"{prefix}.pt", f"{prefix}.npz", f"{prefix}.json", f"{prefix}.ckpt")
+
+
+if __name__ == "__main__":
+    main()
