@@ -1,10 +1,12 @@
 # Reproduces NeurIPS 2026 papers end to end; see README.md.
+import os
+
 from snakemake.utils import min_version
 
 min_version("9.19")
 
 
-configfile: "config/config.yaml"
+configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "rules/common.smk"

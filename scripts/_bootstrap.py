@@ -18,7 +18,13 @@ def setup_logging(snakemake) -> logging.Logger:
     handlers = [logging.StreamHandler()]
     if snakemake.log:
         handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
-    logging.basicConfig(level=logging.INFO, handlers=handlers, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO,
+        handlers=handlers,
+        force=True,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     logging.captureWarnings(True)
+    for noisy in ("fontTools", "matplotlib", "numba"):  # font subsetting etc. at INFO level
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     return logging.getLogger(f"rule.{snakemake.rule}")

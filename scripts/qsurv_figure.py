@@ -5,7 +5,8 @@ from repro.qsurv import figures
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-metrics = [read_json(path) for path in sm.input.metrics]
+paths = sm.input.metrics
+metrics = [read_json(path) for path in ([paths] if isinstance(paths, str) else paths)]
 png, pdf = sm.output.png, sm.output.pdf
 if sm.params.figure == "quadrature_error":
     figures.quadrature_error(metrics[0], png, pdf)

@@ -86,12 +86,22 @@ def claims_markdown(papers: Iterable[tuple[str, list[Mapping[str, Any]]]]) -> st
     counts: dict[str, int] = {}
     sections = []
     for paper, claims in papers:
-        sections += [f"## {paper}", "", "| claim | paper | measured | criterion | verdict | details |"]
+        sections += [
+            f"## {paper}",
+            "",
+            "| claim | paper | measured | criterion | verdict | details |",
+        ]
         sections.append("|---|---|---|---|---|---|")
         for c in claims:
             counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-            cells = [c["claim"], c.get("paper_value"), c.get("measured"), c["criterion"],
-                     f"**{c['verdict']}**", c.get("details")]
+            cells = [
+                c["claim"],
+                c.get("paper_value"),
+                c.get("measured"),
+                c["criterion"],
+                f"**{c['verdict']}**",
+                c.get("details"),
+            ]
             sections.append("| " + " | ".join(_cell(v) for v in cells) + " |")
         sections.append("")
     summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
@@ -127,8 +137,12 @@ def compare_methods(
     measured = gap / pooled if statistic == "z" else gap
     if statistic == "z" and pooled == 0:
         measured = math.copysign(math.inf, gap) if gap else 0.0
-    details = (f"{method} {means[method]:.4g} ± {stds[method]:.2g} vs best baseline {best} "
-               f"{means[best]:.4g} ± {stds[best]:.2g} (mean ± sd over seeds)")
-    described = {**criterion, "description": criterion.get(
-        "description", f"shortfall vs best baseline ({statistic})")}
+    details = (
+        f"{method} {means[method]:.4g} ± {stds[method]:.2g} vs best baseline {best} "
+        f"{means[best]:.4g} ± {stds[best]:.2g} (mean ± sd over seeds)"
+    )
+    described = {
+        **criterion,
+        "description": criterion.get("description", f"shortfall vs best baseline ({statistic})"),
+    }
     return check(claim_id, claim, measured, described, paper_value=paper_value, details=details)

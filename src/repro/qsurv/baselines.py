@@ -10,6 +10,7 @@ import dataclasses
 import logging
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -48,12 +49,20 @@ def _mlp(cfg: BaselineConfig, in_features: int, out_features: int):
     import torchtuples as tt
 
     # Tanh and PyTorch's default init, as in the QSurv backbone: only the time handling differs.
-    return tt.practical.MLPVanilla(in_features, list(cfg.hidden), out_features, batch_norm=False,
-                                   dropout=cfg.dropout or None, activation=torch.nn.Tanh,
-                                   w_init_=None)
+    return tt.practical.MLPVanilla(
+        in_features,
+        list(cfg.hidden),
+        out_features,
+        batch_norm=False,
+        dropout=cfg.dropout or None,
+        activation=torch.nn.Tanh,
+        w_init_=None,
+    )
 
 
 def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.device):
+    # torchtuples 0.2.2 uses tensor APIs that torch 2.x deprecates: noise in every log
+    warnings.filterwarnings("ignore", category=UserWarning, module="torchtuples")
     import torchtuples as tt
     from pycox.models import CoxTime, DeepHitSingle, LogisticHazard
     from pycox.models.cox_time import MLPVanillaCoxTime
@@ -61,27 +70,45 @@ def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.
     x_train, x_val = split["x_train"].astype(np.float32), split["x_val"].astype(np.float32)
     targets = (split["t_train"], split["e_train"])
     val_targets = (split["t_val"], split["e_val"])
-    optimizer = tt.optim.AdamW(lr=cfg.lr, betas=(0.9, 0.999), decoupled_weight_decay=cfg.weight_decay)
+    optimizer = tt.optim.AdamW(
+        lr=cfg.lr, betas=(0.9, 0.999), decoupled_weight_decay=cfg.weight_decay
+    )
     if cfg.family == "coxtime":
         labtrans = CoxTime.label_transform()
         y_train = labtrans.fit_transform(*targets)
-        net = MLPVanillaCoxTime(x_train.shape[1], list(cfg.hidden), batch_norm=False,
-                                dropout=cfg.dropout or None, activation=torch.nn.Tanh, w_init_=None)
+        net = MLPVanillaCoxTime(
+            x_train.shape[1],
+            list(cfg.hidden),
+            batch_norm=False,
+            dropout=cfg.dropout or None,
+            activation=torch.nn.Tanh,
+            w_init_=None,
+        )
         model = CoxTime(net, optimizer, device=device, labtrans=labtrans)
     else:
         model_class = LogisticHazard if cfg.family == "logistic_hazard" else DeepHitSingle
         labtrans = model_class.label_transform(cfg.bins, scheme="quantiles")
         y_train = labtrans.fit_transform(*targets)  # before the model: it needs the fitted cuts
-        net = _mlp(cfg, x_train.shape[1], cfg.bins)
+        # duplicate quantile cuts are merged, so the output size comes from the transform
+        net = _mlp(cfg, x_train.shape[1], labtrans.out_features)
         kwargs = {}
         if cfg.family == "deephit":
             kwargs = dict(alpha=cfg.deephit_alpha, sigma=cfg.deephit_sigma)
         model = model_class(net, optimizer, device=device, duration_index=labtrans.cuts, **kwargs)
     y_val = labtrans.transform(*val_targets)
     with tempfile.TemporaryDirectory() as tmp:  # the callback's weight file, not the CWD
-        stopper = tt.callbacks.EarlyStopping(patience=cfg.patience, file_path=str(Path(tmp) / "w.pt"))
-        log_ = model.fit(x_train, y_train, cfg.batch_size, cfg.epochs, callbacks=[stopper],
-                         verbose=False, val_data=(x_val, y_val))
+        stopper = tt.callbacks.EarlyStopping(
+            patience=cfg.patience, file_path=str(Path(tmp) / "w.pt")
+        )
+        log_ = model.fit(
+            x_train,
+            y_train,
+            cfg.batch_size,
+            cfg.epochs,
+            callbacks=[stopper],
+            verbose=False,
+            val_data=(x_val, y_val),
+        )
     epochs = len(log_.to_pandas())
     if cfg.family == "coxtime":
         model.compute_baseline_hazards()
@@ -90,12 +117,14 @@ def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.
             surv = model.predict_surv_df(x.astype(np.float32))
             return step_survival(surv.index.to_numpy(), surv.to_numpy().T, grid)
     else:
+
         def predict(x, grid):
             # piecewise-constant hazard inside each bin (pycox's interpolation), then linear
             surv = model.interpolate(10).predict_surv_df(x.astype(np.float32))
             index = np.concatenate([[0.0], surv.index.to_numpy()])
             values = np.concatenate([np.ones((1, surv.shape[1])), surv.to_numpy()])
             return np.stack([np.interp(grid, index, values[:, i]) for i in range(values.shape[1])])
+
     return predict, {"epochs": epochs, "state_dict": net.state_dict()}
 
 

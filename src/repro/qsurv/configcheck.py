@@ -19,8 +19,10 @@ class ConfigError(ValueError):
 def _methods_known(q: dict, key: str, names: list[str]) -> None:
     for i, name in enumerate(names):
         if name not in q["methods"]:
-            raise ConfigError(f"papers.qsurv.{key}[{i}]: unknown method {name!r}; "
-                              f"defined under papers.qsurv.methods: {sorted(q['methods'])}")
+            raise ConfigError(
+                f"papers.qsurv.{key}[{i}]: unknown method {name!r}; "
+                f"defined under papers.qsurv.methods: {sorted(q['methods'])}"
+            )
 
 
 def check(config: dict[str, Any]) -> None:
@@ -32,15 +34,21 @@ def check(config: dict[str, Any]) -> None:
     scenarios = q["synthetic"]["scenarios"]
     real = q["real_datasets"]
     for name in set(scenarios) & set(real):
-        raise ConfigError(f"papers.qsurv.real_datasets.{name}: the name is also a synthetic scenario")
+        raise ConfigError(
+            f"papers.qsurv.real_datasets.{name}: the name is also a synthetic scenario"
+        )
     for name, spec in real.items():
         key = f"papers.qsurv.real_datasets.{name}"
         if spec["source"] == "bundled":
             if name not in BUNDLED:
-                raise ConfigError(f"{key}: unknown bundled data set {name!r}; choose from {BUNDLED}")
+                raise ConfigError(
+                    f"{key}: unknown bundled data set {name!r}; choose from {BUNDLED}"
+                )
         elif spec.get("download") not in config.get("downloads", {}):
-            raise ConfigError(f"{key}.download: source {spec['source']} needs a file; "
-                              f"{spec.get('download')!r} is not a key under downloads")
+            raise ConfigError(
+                f"{key}.download: source {spec['source']} needs a file; "
+                f"{spec.get('download')!r} is not a key under downloads"
+            )
     for key in ("synthetic_methods", "real_methods"):
         _methods_known(q, key, q[key])
     for key in ("hazard_methods", "ablation_methods"):
@@ -49,8 +57,10 @@ def check(config: dict[str, Any]) -> None:
         raise ConfigError("papers.qsurv.synthetic_methods: empty, but scenarios are configured")
     if real and not q["real_methods"]:
         raise ConfigError("papers.qsurv.real_methods: empty, but real data sets are configured")
-    datasets = {**{s: q["synthetic_methods"] for s in scenarios},
-                **{r: q["real_methods"] for r in real}}
+    datasets = {
+        **{s: q["synthetic_methods"] for s in scenarios},
+        **{r: q["real_methods"] for r in real},
+    }
     for cid, claim in q["claims"].items():
         if claim["kind"] != "comparison":
             continue

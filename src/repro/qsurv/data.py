@@ -23,10 +23,18 @@ from repro.qsurv.catalog import BUNDLED, FILE_FORMATS
 
 # Columns of the Rdatasets CSVs (pinned pre-2023 format): what to drop, what is categorical.
 RDATASETS = {
-    "flchain": dict(duration="futime", event="death", drop=["chapter", "sample.yr", "flc.grp"],
-                    categorical=["sex", "mgus"]),
-    "nwtco": dict(duration="edrel", event="rel", drop=["seqno", "in.subcohort"],
-                  categorical=["instit", "histol", "stage", "study"]),
+    "flchain": dict(
+        duration="futime",
+        event="death",
+        drop=["chapter", "sample.yr", "flc.grp"],
+        categorical=["sex", "mgus"],
+    ),
+    "nwtco": dict(
+        duration="edrel",
+        event="rel",
+        drop=["seqno", "in.subcohort"],
+        categorical=["instit", "histol", "stage", "study"],
+    ),
 }
 
 
@@ -64,30 +72,40 @@ def load_bundled(name: str) -> SurvivalFrame:
         return SurvivalFrame(frame.drop(columns=["week", "arrest"]), frame["week"], frame["arrest"])
     from sksurv import datasets
 
-    loaders = {"gbsg2": datasets.load_gbsg2, "flchain": datasets.load_flchain,
-               "whas500": datasets.load_whas500, "veterans": datasets.load_veterans_lung_cancer,
-               "aids": datasets.load_aids}
+    loaders = {
+        "gbsg2": datasets.load_gbsg2,
+        "flchain": datasets.load_flchain,
+        "whas500": datasets.load_whas500,
+        "veterans": datasets.load_veterans_lung_cancer,
+        "aids": datasets.load_aids,
+    }
     if name not in loaders:
         raise ValueError(f"unknown bundled data set {name!r}; choose from {BUNDLED}")
     covariates, outcome = loaders[name]()
     event_field, time_field = outcome.dtype.names
     if name == "flchain":  # as in the official code
         covariates = covariates.drop(columns=["chapter", "sample.yr", "flc.grp"])
-    return _positive_times(covariates.reset_index(drop=True), outcome[time_field],
-                           outcome[event_field])
+    return _positive_times(
+        covariates.reset_index(drop=True), outcome[time_field], outcome[event_field]
+    )
 
 
 def load_deepsurv_h5(path: str | os.PathLike) -> SurvivalFrame:
     """DeepSurv's train/test HDF5 files (METABRIC, SUPPORT, GBSG), pooled as pycox does."""
     try:
         with h5py.File(path, "r") as handle:
-            parts = [(handle[g]["x"][:], handle[g]["t"][:], handle[g]["e"][:]) for g in ("train", "test")]
+            parts = [
+                (handle[g]["x"][:], handle[g]["t"][:], handle[g]["e"][:]) for g in ("train", "test")
+            ]
     except (OSError, KeyError) as err:
         raise ValueError(f"{path}: not a readable DeepSurv HDF5 file ({err})") from err
     x = np.concatenate([p[0] for p in parts])
     columns = [f"x{i}" for i in range(x.shape[1])]
-    return SurvivalFrame(pd.DataFrame(x, columns=columns),
-                         np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))
+    return SurvivalFrame(
+        pd.DataFrame(x, columns=columns),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+    )
 
 
 def load_rdatasets_csv(path: str | os.PathLike, name: str) -> SurvivalFrame:
@@ -117,8 +135,9 @@ def split_indices(events: np.ndarray, fractions: tuple[float, float, float], see
     train_frac, val_frac, test_frac = fractions
     index = np.arange(len(events))
     rest, test = train_test_split(index, test_size=test_frac, stratify=events, random_state=seed)
-    train, val = train_test_split(rest, test_size=val_frac / (train_frac + val_frac),
-                                  stratify=events[rest], random_state=seed)
+    train, val = train_test_split(
+        rest, test_size=val_frac / (train_frac + val_frac), stratify=events[rest], random_state=seed
+    )
     return np.sort(train), np.sort(val), np.sort(test)
 
 
@@ -128,12 +147,19 @@ def make_preprocessor(covariates: pd.DataFrame) -> ColumnTransformer:
     categorical = [c for c in covariates.columns if c not in numeric]
     return ColumnTransformer(
         [
-            ("numeric", make_pipeline(SimpleImputer(strategy="mean", add_indicator=True),
-                                      StandardScaler()), numeric),
-            ("categorical", make_pipeline(
-                SimpleImputer(strategy="most_frequent"),
-                OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False),
-            ), categorical),
+            (
+                "numeric",
+                make_pipeline(SimpleImputer(strategy="mean", add_indicator=True), StandardScaler()),
+                numeric,
+            ),
+            (
+                "categorical",
+                make_pipeline(
+                    SimpleImputer(strategy="most_frequent"),
+                    OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False),
+                ),
+                categorical,
+            ),
         ],
         sparse_threshold=0.0,
     )

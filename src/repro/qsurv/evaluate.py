@@ -14,7 +14,8 @@ import logging
 
 import numpy as np
 
-from repro.common.io import RunRecorder, read_json, read_npz, write_json
+from repro.common.io import read_json, read_npz, write_json
+from repro.common.provenance import RunRecorder
 from repro.qsurv.metrics import curve_l1, survival_metrics
 
 log = logging.getLogger(__name__)
@@ -36,23 +37,27 @@ def interval_hazard(surv: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def _seed_metrics(split, surv_metric, surv_truth, n_grid) -> dict[str, float]:
-    out = survival_metrics(surv_metric, split["metric_grid"], split["t_test"], split["e_test"],
-                           n_grid=n_grid)
+    out = survival_metrics(
+        surv_metric, split["metric_grid"], split["t_test"], split["e_test"], n_grid=n_grid
+    )
     if "true_cumhaz" in split:
         grid = split["truth_grid"]
         true_surv = np.exp(-split["true_cumhaz"])
         mid = (grid[1:] + grid[:-1]) / 2
         out["survival_l1"] = curve_l1(surv_truth, true_surv, grid)
-        out["hazard_l1"] = curve_l1(interval_hazard(surv_truth, grid),
-                                    interval_hazard(true_surv, grid), mid)
+        out["hazard_l1"] = curve_l1(
+            interval_hazard(surv_truth, grid), interval_hazard(true_surv, grid), mid
+        )
     return out
 
 
 def _summary(rows: list[dict[str, float]]) -> tuple[dict, dict]:
     keys = rows[0].keys()
     values = {k: np.array([r[k] for r in rows], dtype=float) for k in keys}
-    return ({k: float(v.mean()) for k, v in values.items()},
-            {k: float(v.std(ddof=1)) if len(v) > 1 else 0.0 for k, v in values.items()})
+    return (
+        {k: float(v.mean()) for k, v in values.items()},
+        {k: float(v.std(ddof=1)) if len(v) > 1 else 0.0 for k, v in values.items()},
+    )
 
 
 def _representative_curves(data, predictions) -> dict:
@@ -63,37 +68,61 @@ def _representative_curves(data, predictions) -> dict:
     subjects = []
     for q in REPRESENTATIVE_QUANTILES:
         i = int(np.argmin(np.abs(x - np.quantile(x, q))))
-        subjects.append({
-            "quantile": q, "x": float(x[i]), "true_hazard": true_hazard[i],
-            "methods": {m: interval_hazard(p["surv_truth"][0], grid)[i] for m, p in predictions.items()},
-        })
+        subjects.append(
+            {
+                "quantile": q,
+                "x": float(x[i]),
+                "true_hazard": true_hazard[i],
+                "methods": {
+                    m: interval_hazard(p["surv_truth"][0], grid)[i] for m, p in predictions.items()
+                },
+            }
+        )
     return {"time": (grid[1:] + grid[:-1]) / 2, "subjects": subjects}
 
 
-def evaluate(cfg: EvaluateConfig, data_path: str, prediction_paths: dict[str, str],
-             train_log_paths: dict[str, str], output: str) -> dict:
+def evaluate(
+    cfg: EvaluateConfig,
+    data_path: str,
+    prediction_paths: dict[str, str],
+    train_log_paths: dict[str, str],
+    output: str,
+) -> dict:
     data = read_npz(data_path)
     seeds = [int(s) for s in data["seeds"]]
     predictions = {m: read_npz(prediction_paths[m]) for m in cfg.methods}
-    result = {"dataset": cfg.dataset, "synthetic": "true_cumhaz" in data, "seeds": seeds,
-              "methods": {}}
+    result = {
+        "dataset": cfg.dataset,
+        "synthetic": "true_cumhaz" in data,
+        "seeds": seeds,
+        "methods": {},
+    }
     with RunRecorder(config=dataclasses.asdict(cfg), seed=seeds) as run:
         for method in cfg.methods:
             pred = predictions[method]
             rows = []
             for i in range(len(seeds)):
                 split = {k: v[i] for k, v in data.items() if k != "seeds"}
-                row = _seed_metrics(split, pred["surv_metric"][i], pred["surv_truth"][i],
-                                    cfg.metric_grid_points)
+                row = _seed_metrics(
+                    split, pred["surv_metric"][i], pred["surv_truth"][i], cfg.metric_grid_points
+                )
                 row["train_seconds"] = float(pred["train_seconds"][i])
                 row["epochs"] = float(pred["epochs"][i])
                 rows.append(row)
             mean, std = _summary(rows)
             training = read_json(train_log_paths[method])["provenance"]
-            result["methods"][method] = {"per_seed": rows, "mean": mean, "std": std,
-                                         "training_provenance": training}
-            log.info("%s / %s: %s", cfg.dataset, method,
-                     ", ".join(f"{k} {mean[k]:.4g} ± {std[k]:.2g}" for k in mean))
+            result["methods"][method] = {
+                "per_seed": rows,
+                "mean": mean,
+                "std": std,
+                "training_provenance": training,
+            }
+            log.info(
+                "%s / %s: %s",
+                cfg.dataset,
+                method,
+                ", ".join(f"{k} {mean[k]:.4g} ± {std[k]:.2g}" for k in mean),
+            )
         if result["synthetic"]:
             result["curves"] = _representative_curves(data, predictions)
     result["provenance"] = run.provenance()

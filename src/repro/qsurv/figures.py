@@ -8,8 +8,13 @@ import numpy as np
 from repro.common.plotting import apply_style, save_figure
 
 RULE_LABELS = {"gauss_legendre": "Gauss-Legendre", "trapezoid": "trapezoid", "midpoint": "midpoint"}
-METRIC_LABELS = {"ctd": "Ctd ↑", "ibs": "IBS ↓", "ibll": "IBLL ↓", "hazard_l1": "hazard L1 ↓",
-                 "survival_l1": "survival L1 ↓"}
+METRIC_LABELS = {
+    "ctd": "Ctd ↑",
+    "ibs": "IBS ↓",
+    "ibll": "IBLL ↓",
+    "hazard_l1": "hazard L1 ↓",
+    "survival_l1": "survival L1 ↓",
+}
 
 
 def quadrature_error(quadrature: dict, png: str, pdf: str) -> None:
@@ -21,11 +26,22 @@ def quadrature_error(quadrature: dict, png: str, pdf: str) -> None:
             k = np.array([int(n) for n in by_k])
             median = np.array([v["median"] for v in by_k.values()])
             worst = np.array([v["max"] for v in by_k.values()])
-            (line,) = ax.semilogy(k, np.maximum(median, 1e-17), "o-", label=f"{RULE_LABELS[rule]} (median)")
-            ax.semilogy(k, np.maximum(worst, 1e-17), "--", color=line.get_color(), alpha=0.6,
-                        label=f"{RULE_LABELS[rule]} (max)")
-        ax.set(title=f"{family} hazard", xlabel="nodes K (hazard evaluations)",
-               ylabel="relative error of H(t | x)")
+            (line,) = ax.semilogy(
+                k, np.maximum(median, 1e-17), "o-", label=f"{RULE_LABELS[rule]} (median)"
+            )
+            ax.semilogy(
+                k,
+                np.maximum(worst, 1e-17),
+                "--",
+                color=line.get_color(),
+                alpha=0.6,
+                label=f"{RULE_LABELS[rule]} (max)",
+            )
+        ax.set(
+            title=f"{family} hazard",
+            xlabel="nodes K (hazard evaluations)",
+            ylabel="relative error of H(t | x)",
+        )
     axes[0][0].legend()
     fig.suptitle("Cumulative-hazard error vs number of quadrature nodes")
     save_figure(fig, png, pdf)
@@ -42,8 +58,11 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
         for method in methods:
             if method in subject["methods"]:
                 ax.plot(curves["time"], subject["methods"][method], lw=1.2, label=method)
-        ax.set(title=f"x = {subject['x']:.2f} ({subject['quantile']:.0%} quantile)",
-               xlabel="time t", ylabel="hazard h(t | x)")
+        ax.set(
+            title=f"x = {subject['x']:.2f} ({subject['quantile']:.0%} quantile)",
+            xlabel="time t",
+            ylabel="hazard h(t | x)",
+        )
     axes[0][0].legend()
     fig.suptitle(f"{metrics['dataset']}: true vs estimated hazard (seed {metrics['seeds'][0]})")
     save_figure(fig, png, pdf)
@@ -52,18 +71,26 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
 def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
     """One table per data set: mean ± sd over seeds of each metric, best value in bold."""
     apply_style()
-    fig, axes = plt.subplots(len(all_metrics), 1, figsize=(9, 0.9 + 0.32 * sum(
-        len(m["methods"]) + 2 for m in all_metrics)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(all_metrics),
+        1,
+        figsize=(9, 0.9 + 0.32 * sum(len(m["methods"]) + 2 for m in all_metrics)),
+        squeeze=False,
+    )
     for ax, metrics in zip(axes[:, 0], all_metrics, strict=True):
         names = [n for n in metric_names if n in next(iter(metrics["methods"].values()))["mean"]]
         rows, best = [], {}
         for n in names:
             values = {m: v["mean"][n] for m, v in metrics["methods"].items()}
             best[n] = (max if n == "ctd" else min)(values, key=values.get)
-        for method, v in metrics["methods"].items():
+        for _method, v in metrics["methods"].items():
             rows.append([f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" for n in names])
-        table = ax.table(cellText=rows, rowLabels=list(metrics["methods"]),
-                         colLabels=[METRIC_LABELS.get(n, n) for n in names], loc="center")
+        table = ax.table(
+            cellText=rows,
+            rowLabels=list(metrics["methods"]),
+            colLabels=[METRIC_LABELS.get(n, n) for n in names],
+            loc="center",
+        )
         for (r, c), cell in table.get_celld().items():
             if r > 0 and c >= 0 and list(metrics["methods"])[r - 1] == best[names[c]]:
                 cell.set_text_props(fontweight="bold")
@@ -76,7 +103,9 @@ def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pd
 def ablation(all_metrics: list[dict], methods: list[str], metric: str, png: str, pdf: str) -> None:
     """Bars of one metric for the ablation arms, with every seed as a dot."""
     apply_style()
-    fig, axes = plt.subplots(1, len(all_metrics), figsize=(4.6 * len(all_metrics), 3.4), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(all_metrics), figsize=(4.6 * len(all_metrics), 3.4), squeeze=False
+    )
     for ax, metrics in zip(axes[0], all_metrics, strict=True):
         present = [m for m in methods if m in metrics["methods"]]
         for i, method in enumerate(present):

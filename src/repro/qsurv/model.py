@@ -11,7 +11,8 @@ in how time enters, which is what the conditioning ablation compares:
 * ``concat``: v is appended to the input, so the backbone runs once per time point.
 
 Time enters as v = t / t_max (t_max from the training split); the networks output the
-hazard per unit of v.
+hazard per unit of v. ``v`` has shape (B, M), or (1, M) for one time grid shared by every
+subject (prediction), in which case the time network runs once for all subjects.
 """
 
 from __future__ import annotations
@@ -62,8 +63,17 @@ class TimeMLP(nn.Module):
 
 
 class TimeLoRAHazard(nn.Module):
-    def __init__(self, *, in_features: int, hidden: list[int], dropout: float = 0.0,
-                 rank: int = 16, alpha: float = 16.0, time_width: int = 32, time_depth: int = 3):
+    def __init__(
+        self,
+        *,
+        in_features: int,
+        hidden: list[int],
+        dropout: float = 0.0,
+        rank: int = 16,
+        alpha: float = 16.0,
+        time_width: int = 32,
+        time_depth: int = 3,
+    ):
         super().__init__()
         self.backbone = mlp(in_features, hidden, dropout)
         width = hidden[-1]
@@ -82,15 +92,26 @@ class TimeLoRAHazard(nn.Module):
         h = self.backbone(x)
         base = self.head(h)  # a(x) = wᵀh + b0, (B, 1)
         zu = self.down(h) * (self.up.weight.T @ self.head.weight.T).squeeze(-1)  # z_j u_j
-        time_out = self.time(v)  # (B, M, r + 1)
+        time_out = self.time(v)  # (B or 1, M, r + 1)
         gates, bias = time_out[..., : self.rank], time_out[..., self.rank]
-        logit = base + self.scale * torch.einsum("bj,bmj->bm", zu, gates) + bias
+        if v.shape[0] == 1:  # a shared grid: (B, r) @ (r, M)
+            interaction = zu @ gates[0].T
+        else:
+            interaction = torch.einsum("bj,bmj->bm", zu, gates)
+        logit = base + self.scale * interaction + bias
         return _positive(logit)
 
 
 class FiLMHazard(nn.Module):
-    def __init__(self, *, in_features: int, hidden: list[int], dropout: float = 0.0,
-                 time_width: int = 32, time_depth: int = 3):
+    def __init__(
+        self,
+        *,
+        in_features: int,
+        hidden: list[int],
+        dropout: float = 0.0,
+        time_width: int = 32,
+        time_depth: int = 3,
+    ):
         super().__init__()
         self.backbone = mlp(in_features, hidden, dropout)
         width = hidden[-1]
@@ -112,18 +133,40 @@ class ConcatHazard(nn.Module):
         self.head = _hazard_head(hidden[-1])
 
     def forward(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        v = v.expand(x.shape[0], -1)  # the backbone sees every (subject, time) pair anyway
         xs = x.unsqueeze(1).expand(-1, v.shape[1], -1)
         return _positive(self.head(self.backbone(torch.cat([xs, v.unsqueeze(-1)], -1))).squeeze(-1))
 
 
-def build_hazard_net(conditioning: str, *, in_features: int, hidden: list[int], dropout: float,
-                     rank: int, alpha: float, time_width: int, time_depth: int) -> nn.Module:
+def build_hazard_net(
+    conditioning: str,
+    *,
+    in_features: int,
+    hidden: list[int],
+    dropout: float,
+    rank: int,
+    alpha: float,
+    time_width: int,
+    time_depth: int,
+) -> nn.Module:
     if conditioning == "time_lora":
-        return TimeLoRAHazard(in_features=in_features, hidden=hidden, dropout=dropout, rank=rank,
-                              alpha=alpha, time_width=time_width, time_depth=time_depth)
+        return TimeLoRAHazard(
+            in_features=in_features,
+            hidden=hidden,
+            dropout=dropout,
+            rank=rank,
+            alpha=alpha,
+            time_width=time_width,
+            time_depth=time_depth,
+        )
     if conditioning == "film":
-        return FiLMHazard(in_features=in_features, hidden=hidden, dropout=dropout,
-                          time_width=time_width, time_depth=time_depth)
+        return FiLMHazard(
+            in_features=in_features,
+            hidden=hidden,
+            dropout=dropout,
+            time_width=time_width,
+            time_depth=time_depth,
+        )
     if conditioning == "concat":
         return ConcatHazard(in_features=in_features, hidden=hidden, dropout=dropout)
     raise ValueError(f"unknown conditioning {conditioning!r}; choose from {CONDITIONINGS}")

@@ -42,9 +42,16 @@ class NeuralConfig:
 
 
 def build(cfg: NeuralConfig, in_features: int) -> torch.nn.Module:
-    return build_hazard_net(cfg.conditioning, in_features=in_features, hidden=list(cfg.hidden),
-                            dropout=cfg.dropout, rank=cfg.rank, alpha=cfg.alpha,
-                            time_width=cfg.time_width, time_depth=cfg.time_depth)
+    return build_hazard_net(
+        cfg.conditioning,
+        in_features=in_features,
+        hidden=list(cfg.hidden),
+        dropout=cfg.dropout,
+        rank=cfg.rank,
+        alpha=cfg.alpha,
+        time_width=cfg.time_width,
+        time_depth=cfg.time_depth,
+    )
 
 
 def _save_atomic(obj: dict, path: Path) -> None:
@@ -53,19 +60,33 @@ def _save_atomic(obj: dict, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def fit(cfg: NeuralConfig, split: dict[str, np.ndarray], *, seed: int, device: torch.device,
-        checkpoint: Path) -> tuple[torch.nn.Module, dict]:
+def fit(
+    cfg: NeuralConfig,
+    split: dict[str, np.ndarray],
+    *,
+    seed: int,
+    device: torch.device,
+    checkpoint: Path,
+) -> tuple[torch.nn.Module, dict]:
     """Train with early stopping on the validation loss; return the best model and a history."""
     t_max = float(split["t_train"].max())
-    tensors = {k: torch.as_tensor(split[k], dtype=torch.float32, device=device)
-               for k in ("x_train", "t_train", "e_train", "x_val", "t_val", "e_val")}
+    tensors = {
+        k: torch.as_tensor(split[k], dtype=torch.float32, device=device)
+        for k in ("x_train", "t_train", "e_train", "x_val", "t_val", "e_val")
+    }
     v_train, v_val = tensors["t_train"] / t_max, tensors["t_val"] / t_max
     torch.manual_seed(seed)
     net = build(cfg, split["x_train"].shape[1]).to(device)
     loss_fn = QuadratureLikelihood(rule=cfg.rule, nodes=cfg.nodes).to(device)
     optimizer = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    state = {"epoch": 0, "best_val": float("inf"), "bad_epochs": 0, "best_state": None,
-             "val_losses": [], "train_seconds": 0.0}
+    state = {
+        "epoch": 0,
+        "best_val": float("inf"),
+        "bad_epochs": 0,
+        "best_state": None,
+        "val_losses": [],
+        "train_seconds": 0.0,
+    }
     if checkpoint.exists():
         saved = torch.load(checkpoint, map_location=device, weights_only=True)
         net.load_state_dict(saved["model"])
@@ -76,10 +97,14 @@ def fit(cfg: NeuralConfig, split: dict[str, np.ndarray], *, seed: int, device: t
     while state["epoch"] < cfg.epochs and state["bad_epochs"] < cfg.patience:
         started = time.perf_counter()
         net.train()
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 100_003 + state["epoch"]))
+        order = torch.randperm(
+            n, generator=torch.Generator().manual_seed(seed * 100_003 + state["epoch"])
+        )
         for batch in order.to(device).split(cfg.batch_size):
             optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(net, tensors["x_train"][batch], v_train[batch], tensors["e_train"][batch])
+            loss = loss_fn(
+                net, tensors["x_train"][batch], v_train[batch], tensors["e_train"][batch]
+            )
             loss.backward()
             optimizer.step()
         net.eval()
@@ -89,23 +114,40 @@ def fit(cfg: NeuralConfig, split: dict[str, np.ndarray], *, seed: int, device: t
         state["epoch"] += 1
         state["train_seconds"] += time.perf_counter() - started
         if val < state["best_val"] - 1e-6:
-            state.update(best_val=val, bad_epochs=0,
-                         best_state={k: v.detach().clone() for k, v in net.state_dict().items()})
+            state.update(
+                best_val=val,
+                bad_epochs=0,
+                best_state={k: v.detach().clone() for k, v in net.state_dict().items()},
+            )
         else:
             state["bad_epochs"] += 1
-        _save_atomic({"model": net.state_dict(), "optimizer": optimizer.state_dict(),
-                      "state": state}, checkpoint)
+        _save_atomic(
+            {"model": net.state_dict(), "optimizer": optimizer.state_dict(), "state": state},
+            checkpoint,
+        )
         if state["epoch"] % 10 == 0:
             log.info("seed %d epoch %d: validation loss %.4f", seed, state["epoch"], val)
     net.load_state_dict(state["best_state"])
-    history = {"epochs": state["epoch"], "best_val_loss": state["best_val"],
-               "train_seconds": state["train_seconds"], "t_max": t_max}
+    history = {
+        "epochs": state["epoch"],
+        "best_val_loss": state["best_val"],
+        "train_seconds": state["train_seconds"],
+        "t_max": t_max,
+    }
     return net, history
 
 
 @torch.no_grad()
-def predict_survival(net: torch.nn.Module, x: np.ndarray, grid: np.ndarray, *, t_max: float,
-                     nodes: int, device: torch.device, chunk: int = 256) -> np.ndarray:
+def predict_survival(
+    net: torch.nn.Module,
+    x: np.ndarray,
+    grid: np.ndarray,
+    *,
+    t_max: float,
+    nodes: int,
+    device: torch.device,
+    chunk: int = 256,
+) -> np.ndarray:
     """S(t | x) on ``grid`` (n, M): each grid interval integrated with its own K GL nodes."""
     net.eval()
     points, weights = interval_points(np.asarray(grid) / t_max, "gauss_legendre", nodes)
@@ -113,7 +155,7 @@ def predict_survival(net: torch.nn.Module, x: np.ndarray, grid: np.ndarray, *, t
     weights_t = torch.as_tensor(weights, dtype=torch.float32, device=device)
     out = []
     for xs in torch.as_tensor(x, dtype=torch.float32, device=device).split(chunk):
-        hazard = net(xs, points_t.expand(len(xs), -1)).view(len(xs), *weights.shape)
+        hazard = net(xs, points_t[None, :]).view(len(xs), *weights.shape)
         cumulative = (hazard * weights_t).sum(-1).cumsum(-1)
         out.append(torch.exp(-cumulative.clamp(max=30.0)).cpu())
     return torch.cat(out).numpy().astype(np.float64)

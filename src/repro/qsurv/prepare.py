@@ -37,7 +37,9 @@ def _synthetic_frame(cfg: PrepareConfig, seed: int):
     import pandas as pd
 
     rng = seed_everything(seed)
-    x, duration, event, scenario = simulate.sample(cfg.dataset, cfg.n_samples, cfg.censoring_rate, rng)
+    x, duration, event, scenario = simulate.sample(
+        cfg.dataset, cfg.n_samples, cfg.censoring_rate, rng
+    )
     return SurvivalFrame(pd.DataFrame({"x": x}), duration, event), scenario
 
 
@@ -49,7 +51,9 @@ def prepare(cfg: PrepareConfig, output: str, raw_file: str | None = None) -> dic
         shared = load_bundled(cfg.dataset)
     elif cfg.source != "synthetic":
         if raw_file is None:
-            raise ValueError(f"data set {cfg.dataset!r} (source {cfg.source}) needs its downloaded file")
+            raise ValueError(
+                f"data set {cfg.dataset!r} (source {cfg.source}) needs its downloaded file"
+            )
         shared = load_file(raw_file, name=cfg.dataset, file_format=cfg.source)
     per_seed = []
     for seed in cfg.seeds:
@@ -57,18 +61,24 @@ def prepare(cfg: PrepareConfig, output: str, raw_file: str | None = None) -> dic
         arrays = fit_transform_split(frame, cfg.fractions, seed)
         t_test = arrays["t_test"]
         arrays["metric_grid"] = np.linspace(0.0, t_test.max(), cfg.metric_grid_points)
-        arrays["truth_grid"] = np.linspace(arrays["t_train"].min(),
-                                           np.quantile(t_test, cfg.truth_quantile),
-                                           cfg.truth_grid_points)
+        arrays["truth_grid"] = np.linspace(
+            arrays["t_train"].min(), np.quantile(t_test, cfg.truth_quantile), cfg.truth_grid_points
+        )
         if scenario is not None:
             x_raw = frame.covariates["x"].to_numpy()[arrays["index_test"]]
             truth = simulate.Scenario(cfg.dataset, x_raw)
             arrays["x_test_raw"] = x_raw
             arrays["true_cumhaz"] = truth.cumulative_hazard(arrays["truth_grid"][None, :])
         per_seed.append(arrays)
-        log.info("%s seed %d: %d train / %d val / %d test, %.0f%% events", cfg.dataset, seed,
-                 len(arrays["t_train"]), len(arrays["t_val"]), len(t_test),
-                 100 * arrays["e_train"].mean())
+        log.info(
+            "%s seed %d: %d train / %d val / %d test, %.0f%% events",
+            cfg.dataset,
+            seed,
+            len(arrays["t_train"]),
+            len(arrays["t_val"]),
+            len(t_test),
+            100 * arrays["e_train"].mean(),
+        )
     stacked = {key: np.stack([a[key] for a in per_seed]) for key in per_seed[0]}
     stacked["seeds"] = np.asarray(cfg.seeds)
     write_npz(output, **stacked)

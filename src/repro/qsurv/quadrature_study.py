@@ -12,7 +12,8 @@ import dataclasses
 
 import numpy as np
 
-from repro.common.io import RunRecorder, write_json
+from repro.common.io import write_json
+from repro.common.provenance import RunRecorder
 from repro.qsurv import simulate
 from repro.qsurv.quadrature import RULES, gauss_legendre_error_bound, integrate
 
@@ -67,9 +68,12 @@ def run(cfg: QuadratureConfig, output: str) -> dict:
     with RunRecorder(config=dataclasses.asdict(cfg)) as recorder:
         for family in cfg.families:
             result["families"][family] = {
-                rule: {str(k): {"median": float(np.median(e)), "max": float(e.max())}
-                       for k in cfg.nodes if not (rule == "trapezoid" and k < 2)
-                       for e in [relative_errors(family, rule, k, cfg)]}
+                rule: {
+                    str(k): {"median": float(np.median(e)), "max": float(e.max())}
+                    for k in cfg.nodes
+                    if not (rule == "trapezoid" and k < 2)
+                    for e in [relative_errors(family, rule, k, cfg)]
+                }
                 for rule in RULES
             }
         violations, total = gompertz_bound_violations(cfg)

@@ -18,7 +18,8 @@ import numpy as np
 import torch
 
 from repro.common.device import select_device
-from repro.common.io import RunRecorder, read_npz, write_json, write_npz
+from repro.common.io import read_npz, write_json, write_npz
+from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
 from repro.qsurv import baselines, neural
 
@@ -48,27 +49,36 @@ def _train_one(cfg: TrainConfig, split, seed, device, checkpoints: Path):
     family = cfg.spec["family"]
     if family == NEURAL_FAMILY:
         keys = {f.name for f in dataclasses.fields(neural.NeuralConfig)}
-        ncfg = neural.NeuralConfig(**{k: v for k, v in {**cfg.training, **cfg.spec}.items()
-                                      if k in keys})
+        ncfg = neural.NeuralConfig(
+            **{k: v for k, v in {**cfg.training, **cfg.spec}.items() if k in keys}
+        )
         checkpoint = checkpoints / f"seed{seed}-{_fingerprint(ncfg, split)}.pt"
         checkpoint.parent.mkdir(parents=True, exist_ok=True)
         net, history = neural.fit(ncfg, split, seed=seed, device=device, checkpoint=checkpoint)
 
         def predict(x, grid):
-            return neural.predict_survival(net, x, grid, t_max=history["t_max"],
-                                           nodes=ncfg.eval_nodes, device=device)
+            return neural.predict_survival(
+                net, x, grid, t_max=history["t_max"], nodes=ncfg.eval_nodes, device=device
+            )
 
         history["state_dict"] = {k: v.cpu() for k, v in net.state_dict().items()}
         return predict, history, checkpoint
     keys = {f.name for f in dataclasses.fields(baselines.BaselineConfig)}
-    bcfg = baselines.BaselineConfig(**{k: v for k, v in {**cfg.training, **cfg.spec}.items()
-                                       if k in keys})
+    bcfg = baselines.BaselineConfig(
+        **{k: v for k, v in {**cfg.training, **cfg.spec}.items() if k in keys}
+    )
     predict, history = baselines.fit(bcfg, split, seed=seed, device=device)
     return predict, history, None
 
 
-def train(cfg: TrainConfig, data_path: str, model_path: str, predictions_path: str,
-          log_path: str, checkpoint_dir: str) -> None:
+def train(
+    cfg: TrainConfig,
+    data_path: str,
+    model_path: str,
+    predictions_path: str,
+    log_path: str,
+    checkpoint_dir: str,
+) -> None:
     set_threads(cfg.threads)
     device = select_device(cfg.device)
     data = read_npz(data_path)
@@ -78,21 +88,39 @@ def train(cfg: TrainConfig, data_path: str, model_path: str, predictions_path: s
         for i, seed in enumerate(seeds):
             split = {k: v[i] for k, v in data.items() if k != "seeds"}
             seed_everything(seed)
-            predict, history, checkpoint = _train_one(cfg, split, seed, device, Path(checkpoint_dir))
+            predict, history, checkpoint = _train_one(
+                cfg, split, seed, device, Path(checkpoint_dir)
+            )
             set_threads(cfg.threads)  # pycox's numba code may have reset torch's threads
             states[f"seed{seed}"] = history.pop("state_dict", None) or {}
             surv_metric.append(predict(split["x_test"], split["metric_grid"]))
             surv_truth.append(predict(split["x_test"], split["truth_grid"]))
             histories.append({k: v for k, v in history.items() if np.ndim(v) == 0})
             finished.append(checkpoint)
-            log.info("%s seed %d: %d epochs, %.1f s", cfg.method, seed, history["epochs"],
-                     history["train_seconds"])
+            log.info(
+                "%s seed %d: %d epochs, %.1f s",
+                cfg.method,
+                seed,
+                history["epochs"],
+                history["train_seconds"],
+            )
     torch.save(states, model_path)
-    write_npz(predictions_path, surv_metric=np.stack(surv_metric), surv_truth=np.stack(surv_truth),
-              train_seconds=np.array([h["train_seconds"] for h in histories]),
-              epochs=np.array([h["epochs"] for h in histories]))
-    write_json(log_path, {"method": cfg.method, "seeds": seeds, "history": histories,
-                          "provenance": run.provenance()})
+    write_npz(
+        predictions_path,
+        surv_metric=np.stack(surv_metric),
+        surv_truth=np.stack(surv_truth),
+        train_seconds=np.array([h["train_seconds"] for h in histories]),
+        epochs=np.array([h["epochs"] for h in histories]),
+    )
+    write_json(
+        log_path,
+        {
+            "method": cfg.method,
+            "seeds": seeds,
+            "history": histories,
+            "provenance": run.provenance(),
+        },
+    )
     for checkpoint in finished:  # resume state is only for interrupted runs
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
@@ -109,8 +137,12 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=100)
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
-    spec = {"family": args.family, "conditioning": args.conditioning, "rule": args.rule,
-            "nodes": args.nodes}
+    spec = {
+        "family": args.family,
+        "conditioning": args.conditioning,
+        "rule": args.rule,
+        "nodes": args.nodes,
+    }
     cfg = TrainConfig(method="cli", spec=spec, training={"epochs": args.epochs})
     prefix = args.out_prefix
     train(cfg, args.data, f"{prefix}.pt", f"{prefix}.npz", f"{prefix}.json", f"{prefix}.ckpt")

@@ -1,0 +1,68 @@
+"""Shared helpers: run the real snakemake of this venv on this workflow."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+# One thread per process: on 2 cores, oversubscription makes small tensors ~100x slower.
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMBA_NUM_THREADS": "1",
+    "OMP_WAIT_POLICY": "passive",
+}
+
+
+def snakemake(
+    *args: str, workdir: Path, timeout: float = 900, env: dict | None = None, check: bool = True
+) -> subprocess.CompletedProcess:
+    """Run ``snakemake -s ROOT/Snakefile --directory WORKDIR ARGS`` and return the result."""
+    command = [SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args]
+    result = subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **THREAD_ENV, **(env or {})},
+        cwd=ROOT,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stderr[-6000:]}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def test_config() -> Path:
+    return ROOT / "config" / "test.yaml"
+
+
+class _QuietHandler(__import__("http.server").server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A real HTTP server on 127.0.0.1 serving ``tmp_path/www``; yields (root, base_url)."""
+    import functools
+    import http.server
+    import threading
+
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
