@@ -1,4 +1,4 @@
-"""repro.common.claims, repro.common.io and repro.common.device.
+"""repro.common.claims, repro.common.io, repro.common.provenance and repro.common.device.
 
 * ``check``: every op's verdict at, above and below the threshold; NaN never passes.
 * ``compare_methods``: the best baseline in both directions, difference and z by hand.
@@ -30,13 +30,19 @@ from repro.common.claims import (
     compare_methods,
     not_tested,
 )
-from repro.common.io import RunRecorder, read_json, read_npz, write_json, write_npz
+from repro.common.io import read_json, read_npz, write_json, write_npz
+from repro.common.provenance import RunRecorder
 
 
-@pytest.mark.parametrize("op,below,equal,above", [
-    ("<=", True, True, False), ("<", True, False, False),
-    (">=", False, True, True), (">", False, False, True),
-])
+@pytest.mark.parametrize(
+    "op,below,equal,above",
+    [
+        ("<=", True, True, False),
+        ("<", True, False, False),
+        (">=", False, True, True),
+        (">", False, False, True),
+    ],
+)
 def test_check_each_op(op, below, equal, above):
     for measured, held in ((0.9, below), (1.0, equal), (1.1, above)):
         claim = check("c", "text", measured, {"op": op, "threshold": 1.0, "description": "x"})
@@ -60,9 +66,17 @@ STDS = {"ours": 0.02, "a": 0.03, "b": 0.01, "c": 0.04}
 
 
 def compare(lower_is_better, statistic, threshold=0.0, baselines=("a", "b", "c")):
-    return compare_methods("id", "claim", MEANS, STDS, method="ours", baselines=list(baselines),
-                           lower_is_better=lower_is_better, statistic=statistic,
-                           criterion={"op": "<=", "threshold": threshold})
+    return compare_methods(
+        "id",
+        "claim",
+        MEANS,
+        STDS,
+        method="ours",
+        baselines=list(baselines),
+        lower_is_better=lower_is_better,
+        statistic=statistic,
+        criterion={"op": "<=", "threshold": threshold},
+    )
 
 
 def test_compare_methods_higher_is_better():
@@ -92,28 +106,47 @@ def test_compare_methods_rejects_unknown_statistic():
         compare(True, "ratio")
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError,
-                   reason="src/repro/common/claims.py:127 divides gap / pooled before the "
-                   "pooled == 0 guard on line 128 (one seed gives std 0 in evaluate._summary)")
 def test_compare_methods_zero_spread():
     zero = {k: 0.0 for k in STDS}
-    worse = compare_methods("id", "c", MEANS, zero, method="ours", baselines=["a"],
-                            lower_is_better=False, statistic="z",
-                            criterion={"op": "<=", "threshold": 1.0})
+    worse = compare_methods(
+        "id",
+        "c",
+        MEANS,
+        zero,
+        method="ours",
+        baselines=["a"],
+        lower_is_better=False,
+        statistic="z",
+        criterion={"op": "<=", "threshold": 1.0},
+    )
     assert worse.measured == math.inf and worse.verdict == NOT_REPRODUCED
-    tie = compare_methods("id", "c", {"ours": 1.0, "a": 1.0}, {"ours": 0.0, "a": 0.0},
-                          method="ours", baselines=["a"], lower_is_better=True, statistic="z",
-                          criterion={"op": "<=", "threshold": 0.0})
+    tie = compare_methods(
+        "id",
+        "c",
+        {"ours": 1.0, "a": 1.0},
+        {"ours": 0.0, "a": 0.0},
+        method="ours",
+        baselines=["a"],
+        lower_is_better=True,
+        statistic="z",
+        criterion={"op": "<=", "threshold": 0.0},
+    )
     assert tie.measured == 0.0 and tie.verdict == REPRODUCED
 
 
 def test_claims_markdown_lists_every_claim_and_counts():
-    claims_a = [check("a1", "GL beats trapezoid", 50.0, {"op": ">=", "threshold": 10}),
-                check("a2", "no | pipes break", float("nan"), {"op": "<", "threshold": 1}),
-                not_tested("a3", "ten times faster", "no SODEN")]
+    claims_a = [
+        check("a1", "GL beats trapezoid", 50.0, {"op": ">=", "threshold": 10}),
+        check("a2", "no | pipes break", float("nan"), {"op": "<", "threshold": 1}),
+        not_tested("a3", "ten times faster", "no SODEN"),
+    ]
     claims_b = [check("b1", "lower IBS", 0.1, {"op": "<=", "threshold": 0.2})]
-    text = claims_markdown([("qsurv", [dataclasses.asdict(c) for c in claims_a]),
-                            ("other", [dataclasses.asdict(c) for c in claims_b])])
+    text = claims_markdown(
+        [
+            ("qsurv", [dataclasses.asdict(c) for c in claims_a]),
+            ("other", [dataclasses.asdict(c) for c in claims_b]),
+        ]
+    )
     for claim in ("GL beats trapezoid", "no \\| pipes break", "ten times faster", "lower IBS"):
         assert claim in text
     assert "## qsurv" in text and "## other" in text
@@ -125,15 +158,35 @@ def test_claims_markdown_lists_every_claim_and_counts():
 
 def test_write_json_types_and_nan(tmp_path):
     path = tmp_path / "sub" / "m.json"
-    write_json(path, {"nan": float("nan"), "inf": np.float64("inf"), "np": np.float32(1.5),
-                      "int": np.int64(3), "arr": np.array([1.0, np.nan]),
-                      "tensor": torch.tensor([[1, 2], [3, 4]]), "scalar": torch.tensor(0.25),
-                      "path": Path("/x/y"), "tuple": (1, 2), 7: "key"})
+    write_json(
+        path,
+        {
+            "nan": float("nan"),
+            "inf": np.float64("inf"),
+            "np": np.float32(1.5),
+            "int": np.int64(3),
+            "arr": np.array([1.0, np.nan]),
+            "tensor": torch.tensor([[1, 2], [3, 4]]),
+            "scalar": torch.tensor(0.25),
+            "path": Path("/x/y"),
+            "tuple": (1, 2),
+            7: "key",
+        },
+    )
     text = path.read_text()
     assert "NaN" not in text and "Infinity" not in text
-    assert read_json(path) == {"nan": None, "inf": None, "np": 1.5, "int": 3, "arr": [1.0, None],
-                               "tensor": [[1, 2], [3, 4]], "scalar": 0.25, "path": "/x/y",
-                               "tuple": [1, 2], "7": "key"}
+    assert read_json(path) == {
+        "nan": None,
+        "inf": None,
+        "np": 1.5,
+        "int": 3,
+        "arr": [1.0, None],
+        "tensor": [[1, 2], [3, 4]],
+        "scalar": 0.25,
+        "path": "/x/y",
+        "tuple": [1, 2],
+        "7": "key",
+    }
 
 
 def test_write_json_is_atomic(tmp_path):
@@ -204,8 +257,7 @@ def test_select_device(monkeypatch):
     assert device_mod.select_device("cpu") == torch.device("cpu")
 
 
-@pytest.mark.parametrize("value,count", [("", 0), ("0", 1), ("0,1", 2), ("-1", 0),
-                                         (" 2 , 3 ,", 2)])
+@pytest.mark.parametrize("value,count", [("", 0), ("0", 1), ("0,1", 2), ("-1", 0), (" 2 , 3 ,", 2)])
 def test_visible_gpu_count_from_environment(monkeypatch, value, count):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", value)
     assert device_mod.visible_gpu_count() == count
@@ -219,8 +271,9 @@ def fake_nvidia_smi(folder: Path, body: str) -> None:
 
 def test_visible_gpu_count_from_nvidia_smi(monkeypatch, tmp_path):
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    fake_nvidia_smi(tmp_path, 'echo "GPU 0: NVIDIA H200 (UUID: GPU-1)"\n'
-                              'echo "GPU 1: NVIDIA H200 (UUID: GPU-2)"')
+    fake_nvidia_smi(
+        tmp_path, 'echo "GPU 0: NVIDIA H200 (UUID: GPU-1)"\necho "GPU 1: NVIDIA H200 (UUID: GPU-2)"'
+    )
     monkeypatch.setenv("PATH", str(tmp_path))
     assert device_mod.visible_gpu_count() == 2
 

@@ -56,8 +56,14 @@ def weibull_hazard():
 def tiny_synthetic(tmp_path_factory):
     """One seed of the Gompertz scenario, 300 subjects, through repro.qsurv.prepare."""
     out = tmp_path_factory.mktemp("tiny") / "gompertz.npz"
-    cfg = PrepareConfig(dataset="gompertz", source="synthetic", seeds=(3,), n_samples=300,
-                        metric_grid_points=30, truth_grid_points=12)
+    cfg = PrepareConfig(
+        dataset="gompertz",
+        source="synthetic",
+        seeds=(3,),
+        n_samples=300,
+        metric_grid_points=30,
+        truth_grid_points=12,
+    )
     prepare(cfg, str(out))
     return out
 

@@ -57,8 +57,10 @@ def deepsurv_file(tmp_path):
 
 def test_load_deepsurv_h5_pools_train_then_test(deepsurv_file):
     path, parts = deepsurv_file
-    for frame in (load_deepsurv_h5(path), load_file(path, name="metabric",
-                                                    file_format="deepsurv_h5")):
+    for frame in (
+        load_deepsurv_h5(path),
+        load_file(path, name="metabric", file_format="deepsurv_h5"),
+    ):
         x = np.concatenate([parts["train"][0], parts["test"][0]]).astype(np.float32)
         t = np.concatenate([parts["train"][1], parts["test"][1]]).astype(np.float32)
         e = np.concatenate([parts["train"][2], parts["test"][2]])
@@ -84,9 +86,6 @@ def test_deepsurv_h5_missing_group_names_the_file(tmp_path):
         load_deepsurv_h5(path)
 
 
-@pytest.mark.xfail(strict=True, reason="load_deepsurv_h5 does not drop t <= 0 rows (unlike the "
-                   "Rdatasets and bundled loaders); the real METABRIC file has one test row with "
-                   "t = 0, so SurvivalFrame raises 'durations must be finite and positive'")
 def test_deepsurv_h5_drops_zero_times(tmp_path):
     parts = deepsurv_parts()
     parts["test"][1][3] = 0.0
@@ -97,14 +96,17 @@ def test_deepsurv_h5_drops_zero_times(tmp_path):
 
 
 FLCHAIN_CSV = (
-    '"","age","sex","sample.yr","kappa","lambda","flc.grp","creatinine","mgus","futime",'
-    '"death","chapter"\n'
-) + '''"1",97,"F",1997,5.7,4.86,10,1.7,0,85,1,"Circulatory"
+    (
+        '"","age","sex","sample.yr","kappa","lambda","flc.grp","creatinine","mgus","futime",'
+        '"death","chapter"\n'
+    )
+    + """"1",97,"F",1997,5.7,4.86,10,1.7,0,85,1,"Circulatory"
 "2",92,"F",2000,0.87,0.683,1,0.9,0,1281,1,"Neoplasms"
 "3",94,"M",1997,4.36,3.85,10,NA,1,69,1,"Circulatory"
 "4",92,"M",1996,2.42,2.22,9,1.2,0,0,1,"Circulatory"
 "5",93,"F",1996,1.32,1.69,6,1.1,0,4322,0,NA
-'''
+"""
+)
 
 
 def test_load_rdatasets_flchain(tmp_path):
@@ -169,14 +171,14 @@ def test_fit_transform_split_gbsg2(gbsg2):
     assert np.all(test_means != 0.0) and np.any(np.abs(test_means) > 1e-3)
     # the same numbers as a scaler fitted on the training rows by hand
     age = gbsg2.covariates["age"].to_numpy()
-    np.testing.assert_allclose(out["x_test"][:, 0],
-                               (age[test] - age[train].mean()) / age[train].std(), rtol=1e-5)
+    np.testing.assert_allclose(
+        out["x_test"][:, 0], (age[test] - age[train].mean()) / age[train].std(), rtol=1e-5
+    )
     # one-hot, first level dropped: the indicator of horTh == "yes" (levels no, yes)
     horth = gbsg2.covariates["horTh"].astype(str).to_numpy()
     onehot = out["x_train"][:, 5:]
     assert set(np.unique(onehot)) <= {0.0, 1.0}
-    assert any(np.array_equal(col, (horth[train] == "yes").astype(np.float32))
-               for col in onehot.T)
+    assert any(np.array_equal(col, (horth[train] == "yes").astype(np.float32)) for col in onehot.T)
 
 
 def test_fit_transform_split_imputes_with_indicator():
@@ -186,8 +188,11 @@ def test_fit_transform_split_imputes_with_indicator():
     value[::7] = np.nan
     colour = np.where(rng.uniform(size=n) < 0.7, "red", "blue").astype(object)
     colour[::11] = np.nan
-    frame = SurvivalFrame(pd.DataFrame({"value": value, "colour": colour}),
-                          rng.uniform(1, 10, n), rng.integers(0, 2, n))
+    frame = SurvivalFrame(
+        pd.DataFrame({"value": value, "colour": colour}),
+        rng.uniform(1, 10, n),
+        rng.integers(0, 2, n),
+    )
     out = fit_transform_split(frame, FRACTIONS, seed=3)
     train, _, test = split_indices(frame.events, FRACTIONS, 3)
     # columns: value (imputed, scaled), its missingness indicator (scaled), colour one-hot
@@ -239,18 +244,17 @@ def test_load_bundled_unknown():
         load_bundled("metabric")
 
 
-@pytest.mark.parametrize("durations,events", [([1.0, 0.0], [1, 0]), ([1.0, np.nan], [1, 0]),
-                                              ([1.0, 2.0], [1, 2]), ([1.0], [1, 0])])
+@pytest.mark.parametrize(
+    "durations,events",
+    [([1.0, 0.0], [1, 0]), ([1.0, np.nan], [1, 0]), ([1.0, 2.0], [1, 2]), ([1.0], [1, 0])],
+)
 def test_survival_frame_validates(durations, events):
     with pytest.raises(ValueError):
         SurvivalFrame(pd.DataFrame({"a": [0.0, 1.0]}), durations, events)
 
 
-@pytest.mark.xfail(strict=True, reason="load_rdatasets_csv casts categoricals with astype(str), "
-                   "so a missing level becomes the string 'nan' (its own one-hot level) instead "
-                   "of reaching the most-frequent imputer of make_preprocessor")
 def test_rdatasets_missing_categorical_stays_missing(tmp_path):
     path = tmp_path / "flchain.csv"
-    path.write_text(FLCHAIN_CSV.replace('"M",1997', 'NA,1997'))
+    path.write_text(FLCHAIN_CSV.replace('"M",1997', "NA,1997"))
     frame = load_file(path, name="flchain", file_format="rdatasets_csv")
     assert frame.covariates["sex"].isna().tolist() == [False, False, True, False]

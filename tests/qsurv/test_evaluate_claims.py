@@ -22,15 +22,17 @@ from repro.qsurv.evaluate import EvaluateConfig, evaluate, interval_hazard
 def test_interval_hazard_of_exponential_is_constant():
     c = np.array([[0.2], [1.0], [3.5]])
     grid = np.array([0.0, 0.1, 0.15, 0.7, 1.0, 2.4])  # uneven on purpose
-    np.testing.assert_allclose(interval_hazard(np.exp(-c * grid), grid),
-                               np.broadcast_to(c, (3, 5)), rtol=1e-10)
+    np.testing.assert_allclose(
+        interval_hazard(np.exp(-c * grid), grid), np.broadcast_to(c, (3, 5)), rtol=1e-10
+    )
 
 
 def test_interval_hazard_is_average_hazard_of_each_interval():
     grid = np.array([0.5, 1.0, 2.0, 4.0])
     cumulative = grid**2  # h = 2t: average over [a, b] is a + b
-    np.testing.assert_allclose(interval_hazard(np.exp(-cumulative)[None], grid)[0],
-                               grid[1:] + grid[:-1], rtol=1e-10)
+    np.testing.assert_allclose(
+        interval_hazard(np.exp(-cumulative)[None], grid)[0], grid[1:] + grid[:-1], rtol=1e-10
+    )
     # S = 0 is clipped at 1e-12 rather than giving inf
     assert np.all(np.isfinite(interval_hazard(np.array([[1.0, 0.0]]), np.array([0.0, 1.0]))))
 
@@ -43,8 +45,12 @@ def truth_predictions(data: dict, factor: float = 1.0) -> dict:
         surv_metric.append(np.exp(-factor * sc.cumulative_hazard(data["metric_grid"][i][None])))
         surv_truth.append(np.exp(-factor * data["true_cumhaz"][i]))
     n = len(data["seeds"])
-    return dict(surv_metric=np.stack(surv_metric), surv_truth=np.stack(surv_truth),
-                train_seconds=np.full(n, 1.5), epochs=np.full(n, 4))
+    return dict(
+        surv_metric=np.stack(surv_metric),
+        surv_truth=np.stack(surv_truth),
+        train_seconds=np.full(n, 1.5),
+        epochs=np.full(n, 4),
+    )
 
 
 def test_evaluate_truth_against_itself(tiny_synthetic, tmp_path):
@@ -55,9 +61,13 @@ def test_evaluate_truth_against_itself(tiny_synthetic, tmp_path):
         write_npz(predictions[method], **truth_predictions(data, factor))
         logs[method] = str(tmp_path / f"{method}.json")
         write_json(logs[method], {"provenance": {"device": "cpu"}})
-    result = evaluate(EvaluateConfig(dataset="gompertz", methods=("truth", "double"),
-                                     metric_grid_points=20),
-                      str(tiny_synthetic), predictions, logs, str(tmp_path / "metrics.json"))
+    result = evaluate(
+        EvaluateConfig(dataset="gompertz", methods=("truth", "double"), metric_grid_points=20),
+        str(tiny_synthetic),
+        predictions,
+        logs,
+        str(tmp_path / "metrics.json"),
+    )
     truth = result["methods"]["truth"]["mean"]
     assert truth["hazard_l1"] == pytest.approx(0.0, abs=1e-12)
     assert truth["survival_l1"] == pytest.approx(0.0, abs=1e-12)
@@ -78,10 +88,14 @@ def test_evaluate_truth_against_itself(tiny_synthetic, tmp_path):
 
 QUADRATURE = {
     "families": {
-        "gompertz": {"trapezoid": {"15": {"median": 2e-4}},
-                     "gauss_legendre": {"15": {"median": 1e-13}}},
-        "loglogistic": {"trapezoid": {"15": {"median": 3e-3}},
-                        "gauss_legendre": {"15": {"median": 6e-5}}},
+        "gompertz": {
+            "trapezoid": {"15": {"median": 2e-4}},
+            "gauss_legendre": {"15": {"median": 1e-13}},
+        },
+        "loglogistic": {
+            "trapezoid": {"15": {"median": 3e-3}},
+            "gauss_legendre": {"15": {"median": 6e-5}},
+        },
     },
     "gompertz_bound": {"violations": 0, "checked": 120},
 }
@@ -96,12 +110,20 @@ METRICS = {
 }
 
 
-def comparison(metric, lower, op, threshold, statistic="z", dataset="gbsg2",
-               baselines=("coxph", "deephit")):
-    return {"kind": "comparison", "claim": f"{metric} competitive", "dataset": dataset,
-            "method": "qsurv", "baselines": list(baselines), "metric": metric,
-            "lower_is_better": lower, "statistic": statistic,
-            "criterion": {"op": op, "threshold": threshold}}
+def comparison(
+    metric, lower, op, threshold, statistic="z", dataset="gbsg2", baselines=("coxph", "deephit")
+):
+    return {
+        "kind": "comparison",
+        "claim": f"{metric} competitive",
+        "dataset": dataset,
+        "method": "qsurv",
+        "baselines": list(baselines),
+        "metric": metric,
+        "lower_is_better": lower,
+        "statistic": statistic,
+        "criterion": {"op": op, "threshold": threshold},
+    }
 
 
 def run_claims(tmp_path, specs):
@@ -109,18 +131,27 @@ def run_claims(tmp_path, specs):
     metrics = tmp_path / "gbsg2.json"
     write_json(quadrature, QUADRATURE)
     write_json(metrics, METRICS)
-    claims = check_claims(specs, str(quadrature), {"gbsg2": str(metrics)},
-                          str(tmp_path / "claims.json"))
+    claims = check_claims(
+        specs, str(quadrature), {"gbsg2": str(metrics)}, str(tmp_path / "claims.json")
+    )
     assert [c["id"] for c in read_json(tmp_path / "claims.json")] == list(specs)
     return {c.id: c for c in claims}
 
 
 def test_check_claims_verdicts(tmp_path):
     specs = {
-        "c1_pass": {"kind": "quadrature_convergence", "claim": "GL", "nodes": 15,
-                    "criterion": {"op": ">=", "threshold": 10}},
-        "c1_fail": {"kind": "quadrature_convergence", "claim": "GL", "nodes": 15,
-                    "criterion": {"op": ">=", "threshold": 100}},
+        "c1_pass": {
+            "kind": "quadrature_convergence",
+            "claim": "GL",
+            "nodes": 15,
+            "criterion": {"op": ">=", "threshold": 10},
+        },
+        "c1_fail": {
+            "kind": "quadrature_convergence",
+            "claim": "GL",
+            "nodes": 15,
+            "criterion": {"op": ">=", "threshold": 100},
+        },
         "c4": {"kind": "error_bound", "claim": "bound", "criterion": {"op": "<=", "threshold": 0}},
         "ibs_z": comparison("ibs", True, "<=", 1.0),
         "ibs_z_strict": comparison("ibs", True, "<=", 0.5),

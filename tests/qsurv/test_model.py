@@ -30,8 +30,9 @@ B, P = 12, 3
 
 
 def make_net(conditioning: str, **overrides) -> torch.nn.Module:
-    kwargs = dict(in_features=P, hidden=[16, 8], dropout=0.0, rank=4, alpha=8.0,
-                  time_width=10, time_depth=3)
+    kwargs = dict(
+        in_features=P, hidden=[16, 8], dropout=0.0, rank=4, alpha=8.0, time_width=10, time_depth=3
+    )
     return build_hazard_net(conditioning, **{**kwargs, **overrides})
 
 
@@ -55,8 +56,9 @@ def weibull_nll(x, v, event, shape: float) -> float:
 def test_likelihood_matches_weibull_closed_form(weibull_hazard, shape, nodes):
     """h has degree shape-1, so GL with 2K-1 >= shape-1 integrates it exactly."""
     x, v, event = batch()
-    loss = QuadratureLikelihood(rule="gauss_legendre", nodes=nodes)(weibull_hazard(shape), x, v,
-                                                                   event)
+    loss = QuadratureLikelihood(rule="gauss_legendre", nodes=nodes)(
+        weibull_hazard(shape), x, v, event
+    )
     expected = weibull_nll(x, v, event, shape)
     assert float(loss) == pytest.approx(expected, rel=1e-5, abs=1e-6)
 
@@ -66,8 +68,9 @@ def test_likelihood_not_exact_below_gl_degree(weibull_hazard):
     x, v, event = batch()
     expected = weibull_nll(x, v, event, 5.0)
     for nodes in (1, 2):
-        loss = QuadratureLikelihood(rule="gauss_legendre", nodes=nodes)(weibull_hazard(5), x, v,
-                                                                       event)
+        loss = QuadratureLikelihood(rule="gauss_legendre", nodes=nodes)(
+            weibull_hazard(5), x, v, event
+        )
         assert abs(float(loss) - expected) > 1e-3
 
 
@@ -77,8 +80,9 @@ def test_likelihood_converges_in_k_for_non_integer_shape(weibull_hazard):
     expected = weibull_nll(x, v, event, 1.5)
     errors = []
     for nodes in (1, 2, 4, 8, 16, 32):
-        loss = QuadratureLikelihood(rule="gauss_legendre", nodes=nodes)(weibull_hazard(1.5), x, v,
-                                                                       event)
+        loss = QuadratureLikelihood(rule="gauss_legendre", nodes=nodes)(
+            weibull_hazard(1.5), x, v, event
+        )
         errors.append(abs(float(loss) - expected))
     assert all(b < a for a, b in zip(errors[:4], errors[1:5], strict=True)), errors
     assert errors[0] > 1e-3 and errors[-1] < 1e-4, errors
@@ -90,8 +94,9 @@ def test_likelihood_other_rules_exact_for_linear_hazard(polynomial_hazard, rule,
     net = polynomial_hazard([0.5, 2.0])  # h = e^{x0} (0.5 + 2 v), H = e^{x0}(0.5 v + v^2)
     scale = torch.exp(x[:, 0].double())
     vd = v.double()
-    expected = -(event.double() * torch.log(scale * (0.5 + 2 * vd))
-                 - scale * (0.5 * vd + vd**2)).mean()
+    expected = -(
+        event.double() * torch.log(scale * (0.5 + 2 * vd)) - scale * (0.5 * vd + vd**2)
+    ).mean()
     loss = QuadratureLikelihood(rule=rule, nodes=nodes)(net, x, v, event)
     assert float(loss) == pytest.approx(float(expected), rel=1e-5)
 
@@ -133,8 +138,7 @@ def test_time_lora_equals_naive_reference():
     torch.testing.assert_close(net(x, v), expected, rtol=1e-10, atol=1e-12)
     # and in float32 at the brief's tolerance
     net32 = net.float()
-    torch.testing.assert_close(net32(x.float(), v.float()), expected.float(), rtol=1e-5,
-                               atol=1e-6)
+    torch.testing.assert_close(net32(x.float(), v.float()), expected.float(), rtol=1e-5, atol=1e-6)
 
 
 def test_time_lora_interaction_has_rank_at_most_r():
@@ -152,6 +156,21 @@ def test_time_lora_interaction_has_rank_at_most_r():
     singular = torch.linalg.svdvals(centred)
     assert singular[rank - 1] > 1e-3 * singular[0]
     assert singular[rank] < 1e-9 * singular[0]
+
+
+@pytest.mark.parametrize("conditioning", CONDITIONINGS)
+def test_shared_time_grid_equals_per_subject_grid(conditioning):
+    """v of shape (1, M) (one grid for every subject) gives the same as v expanded to (B, M)."""
+    torch.manual_seed(0)
+    net = make_net(conditioning).double()
+    randomise(net, seed=2)
+    x = torch.randn(B, P, dtype=torch.float64)
+    grid = torch.rand(1, 9, dtype=torch.float64)
+    shared = net(x, grid)
+    assert shared.shape == (B, 9)
+    torch.testing.assert_close(shared, net(x, grid.expand(B, -1)), rtol=1e-12, atol=1e-14)
+    # and a one-subject batch with its own grid is not mistaken for anything else
+    torch.testing.assert_close(net(x[:1], grid), shared[:1], rtol=1e-12, atol=1e-14)
 
 
 def count_backbone_rows(net: torch.nn.Module, nodes: int) -> list[int]:
@@ -186,8 +205,9 @@ def test_initial_hazard_is_softplus_minus_five(cls):
     net = cls(in_features=P, hidden=[16, 8])
     x, _, _ = batch()
     v = torch.rand(B, 9)
-    torch.testing.assert_close(net(x, v), torch.full((B, 9), math.log1p(math.exp(-5.0))),
-                               rtol=1e-6, atol=0)
+    torch.testing.assert_close(
+        net(x, v), torch.full((B, 9), math.log1p(math.exp(-5.0))), rtol=1e-6, atol=0
+    )
 
 
 def test_initial_time_lora_hazard_is_softplus_of_minus_five_plus_time_bias():
@@ -202,8 +222,9 @@ def test_initial_time_lora_hazard_is_softplus_of_minus_five_plus_time_bias():
     v = torch.linspace(0, 1, 41).expand(B, -1)
     for seed, (rank, width) in enumerate([(16, 32), (32, 64)] * 3):
         torch.manual_seed(seed)
-        net = TimeLoRAHazard(in_features=P, hidden=[32, 32], rank=rank, alpha=rank,
-                             time_width=width, time_depth=3)
+        net = TimeLoRAHazard(
+            in_features=P, hidden=[32, 32], rank=rank, alpha=rank, time_width=width, time_depth=3
+        )
         time_bias = net.time(v)[..., rank]
         torch.testing.assert_close(net(x, v), F.softplus(-5.0 + time_bias), rtol=1e-6, atol=0)
         assert time_bias.abs().max() < 1.0

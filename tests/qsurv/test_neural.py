@@ -18,9 +18,19 @@ from repro.common.io import read_npz
 from repro.qsurv import neural, train
 
 CPU = torch.device("cpu")
-SMALL = neural.NeuralConfig(hidden=(16, 16), rank=4, alpha=4.0, time_width=8, time_depth=2,
-                            nodes=5, eval_nodes=5, batch_size=64, epochs=6, patience=100,
-                            lr=5e-3)
+SMALL = neural.NeuralConfig(
+    hidden=(16, 16),
+    rank=4,
+    alpha=4.0,
+    time_width=8,
+    time_depth=2,
+    nodes=5,
+    eval_nodes=5,
+    batch_size=64,
+    epochs=6,
+    patience=100,
+    lr=5e-3,
+)
 
 
 def fit(cfg, split, checkpoint, seed=0):
@@ -68,15 +78,21 @@ def test_same_seed_bit_identical_predictions(tiny_split, tmp_path):
     grid = tiny_split["metric_grid"]
     preds = []
     for run in range(2):
-        net, history = fit(dataclasses.replace(SMALL, epochs=3), tiny_split,
-                           tmp_path / f"run{run}.pt", seed=7)
-        preds.append(neural.predict_survival(net, tiny_split["x_test"], grid,
-                                             t_max=history["t_max"], nodes=5, device=CPU))
+        net, history = fit(
+            dataclasses.replace(SMALL, epochs=3), tiny_split, tmp_path / f"run{run}.pt", seed=7
+        )
+        preds.append(
+            neural.predict_survival(
+                net, tiny_split["x_test"], grid, t_max=history["t_max"], nodes=5, device=CPU
+            )
+        )
     np.testing.assert_array_equal(preds[0], preds[1])
-    net, history = fit(dataclasses.replace(SMALL, epochs=3), tiny_split, tmp_path / "other.pt",
-                       seed=8)
-    other = neural.predict_survival(net, tiny_split["x_test"], grid, t_max=history["t_max"],
-                                    nodes=5, device=CPU)
+    net, history = fit(
+        dataclasses.replace(SMALL, epochs=3), tiny_split, tmp_path / "other.pt", seed=8
+    )
+    other = neural.predict_survival(
+        net, tiny_split["x_test"], grid, t_max=history["t_max"], nodes=5, device=CPU
+    )
     assert not np.array_equal(preds[0], other)
     assert preds[0].shape == (len(tiny_split["x_test"]), len(grid))
     assert np.all(np.diff(preds[0], axis=1) <= 0) and np.all((preds[0] > 0) & (preds[0] <= 1))
@@ -102,22 +118,24 @@ def test_predict_survival_linear_and_cubic_hazard(polynomial_hazard):
     grid = np.linspace(0.05, 3.0, 17)
     for coefs, nodes in (([0.2, 1.5], 1), ([0.2, 1.5, -0.4, 0.3], 2)):
         net = polynomial_hazard(coefs)
-        surv = neural.predict_survival(net, x, grid, t_max=t_max, nodes=nodes, device=CPU,
-                                       chunk=7)
+        surv = neural.predict_survival(net, x, grid, t_max=t_max, nodes=nodes, device=CPU, chunk=7)
         expected = np.exp(-net.cumulative(x, (grid / t_max)[None, :]))
         np.testing.assert_allclose(surv, expected, atol=1e-6, rtol=0)
 
 
 def test_predict_survival_clamps_cumulative_hazard(polynomial_hazard):
     x = covariates(n=4)
-    surv = neural.predict_survival(polynomial_hazard([500.0]), x, np.array([0.5, 1.0]),
-                                   t_max=1.0, nodes=2, device=CPU)
+    surv = neural.predict_survival(
+        polynomial_hazard([500.0]), x, np.array([0.5, 1.0]), t_max=1.0, nodes=2, device=CPU
+    )
     np.testing.assert_allclose(surv, np.exp(-30.0), rtol=1e-6)
 
 
 def train_cfg(epochs: int) -> train.TrainConfig:
-    spec = {"family": train.NEURAL_FAMILY, **{k: v for k, v in dataclasses.asdict(SMALL).items()
-                                               if k != "epochs"}}
+    spec = {
+        "family": train.NEURAL_FAMILY,
+        **{k: v for k, v in dataclasses.asdict(SMALL).items() if k != "epochs"},
+    }
     return train.TrainConfig(method="qsurv", spec=spec, training={"epochs": epochs}, device="cpu")
 
 
@@ -127,8 +145,14 @@ def neural_cfg(epochs: int) -> neural.NeuralConfig:
 
 def run_train(cfg, data, out):
     out.mkdir(parents=True, exist_ok=True)
-    train.train(cfg, str(data), str(out / "m.pt"), str(out / "p.npz"), str(out / "log.json"),
-                str(out / "ckpt"))
+    train.train(
+        cfg,
+        str(data),
+        str(out / "m.pt"),
+        str(out / "p.npz"),
+        str(out / "log.json"),
+        str(out / "ckpt"),
+    )
     return read_npz(out / "p.npz"), torch.load(out / "m.pt", weights_only=True)
 
 
@@ -140,8 +164,9 @@ def test_fingerprint_identifies_config_and_data(tiny_split):
     assert base != train._fingerprint(neural_cfg(6), changed)
 
 
-def test_train_resumes_from_its_fingerprinted_checkpoint(tiny_synthetic, tiny_split, tmp_path,
-                                                         caplog):
+def test_train_resumes_from_its_fingerprinted_checkpoint(
+    tiny_synthetic, tiny_split, tmp_path, caplog
+):
     """Kill train.train after 3 epochs: emulated by leaving the 3-epoch checkpoint under the
     6-epoch config's fingerprinted name (that is what an interrupted 6-epoch run leaves).
 

@@ -62,17 +62,20 @@ def test_family_parameters_match_the_brief():
     x = np.array([0.0, 0.5])
     # Gompertz: h = b(x) e^{0.05 t}, log b = -2 + 0.4 x - 0.2 x^2 + 0.1 x^3
     log_b = -2.0 + 0.4 * x - 0.2 * x**2 + 0.1 * x**3
-    np.testing.assert_allclose(simulate.Scenario("gompertz", x).hazard(np.array([[0.0, 2.0]])),
-                               np.exp(log_b)[:, None] * np.exp(0.05 * np.array([0.0, 2.0])),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        simulate.Scenario("gompertz", x).hazard(np.array([[0.0, 2.0]])),
+        np.exp(log_b)[:, None] * np.exp(0.05 * np.array([0.0, 2.0])),
+        rtol=1e-14,
+    )
     # Log-logistic: the median is alpha(x), log alpha = 1.2 + 0.4 x - 0.15 x^2 + 0.08 x^3
     alpha = np.exp(1.2 + 0.4 * x - 0.15 * x**2 + 0.08 * x**3)
     ll = simulate.Scenario("loglogistic", x)
     np.testing.assert_allclose(ll.survival(alpha[:, None])[:, 0], 0.5, rtol=1e-14)
     # and shape beta: H(2 alpha) = log(1 + 2^beta), log beta = 1.0 + 0.3 x - 0.1 x^2 + 0.05 x^3
     beta = np.exp(1.0 + 0.3 * x - 0.1 * x**2 + 0.05 * x**3)
-    np.testing.assert_allclose(ll.cumulative_hazard(2 * alpha[:, None])[:, 0],
-                               np.log1p(2.0**beta), rtol=1e-14)
+    np.testing.assert_allclose(
+        ll.cumulative_hazard(2 * alpha[:, None])[:, 0], np.log1p(2.0**beta), rtol=1e-14
+    )
     # the log-logistic hazard is unimodal (beta > 1): it rises, then falls
     h = ll.hazard(np.linspace(0.05, 40, 400)[None, :])
     peak = h.argmax(axis=1)

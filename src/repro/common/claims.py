@@ -49,7 +49,7 @@ def check(
     threshold = float(criterion["threshold"])
     measured = float(measured)
     text = f"{criterion.get('description', 'measured')} {op} {threshold:g}"
-    held = math.isfinite(measured) and _OPS[op](measured, threshold)
+    held = not math.isnan(measured) and _OPS[op](measured, threshold)
     return Claim(
         id=claim_id,
         claim=claim,
@@ -134,9 +134,10 @@ def compare_methods(
     best = min(baselines, key=lambda b: sign * means[b])
     gap = sign * (means[method] - means[best])
     pooled = math.sqrt((stds[method] ** 2 + stds[best] ** 2) / 2)
-    measured = gap / pooled if statistic == "z" else gap
-    if statistic == "z" and pooled == 0:
+    if statistic == "z" and pooled == 0:  # one seed, or identical seeds: no spread
         measured = math.copysign(math.inf, gap) if gap else 0.0
+    else:
+        measured = gap / pooled if statistic == "z" else gap
     details = (
         f"{method} {means[method]:.4g} ± {stds[method]:.2g} vs best baseline {best} "
         f"{means[best]:.4g} ± {stds[best]:.2g} (mean ± sd over seeds)"

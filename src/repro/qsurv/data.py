@@ -101,7 +101,7 @@ def load_deepsurv_h5(path: str | os.PathLike) -> SurvivalFrame:
         raise ValueError(f"{path}: not a readable DeepSurv HDF5 file ({err})") from err
     x = np.concatenate([p[0] for p in parts])
     columns = [f"x{i}" for i in range(x.shape[1])]
-    return SurvivalFrame(
+    return _positive_times(
         pd.DataFrame(x, columns=columns),
         np.concatenate([p[1] for p in parts]),
         np.concatenate([p[2] for p in parts]),
@@ -118,7 +118,8 @@ def load_rdatasets_csv(path: str | os.PathLike, name: str) -> SurvivalFrame:
     except (OSError, ValueError, KeyError, pd.errors.ParserError) as err:
         raise ValueError(f"{path}: not the expected {name} CSV ({err})") from err
     frame = frame.drop(columns=spec["drop"])
-    frame[spec["categorical"]] = frame[spec["categorical"]].astype(str)
+    for column in spec["categorical"]:  # levels as strings; missing stays missing (imputed)
+        frame[column] = frame[column].map(lambda v: v if pd.isna(v) else str(v))
     return _positive_times(frame, durations, events)
 
 

@@ -82,7 +82,8 @@ class TimeLoRAHazard(nn.Module):
         nn.init.zeros_(self.up.weight)
         self.time = TimeMLP(out_features=rank + 1, width=time_width, depth=time_depth)
         with torch.no_grad():
-            self.time.out.bias[:rank] = 1.0  # gates open: non-zero gradient into U at step 0
+            # gates open: once the head weight w moves off 0 (step 1), U gets gradient
+            self.time.out.bias[:rank] = 1.0
         self.head = _hazard_head(width)
         self.scale = alpha / rank
         self.rank = rank

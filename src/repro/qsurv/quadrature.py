@@ -58,6 +58,10 @@ def gauss_legendre_error_bound(upper: float, nodes: int, max_abs_derivative: flo
 
     Computed in log space: the factorials overflow floats for K around 90.
     """
+    if nodes < 1 or max_abs_derivative < 0 or upper < 0:
+        raise ValueError("need nodes >= 1, upper >= 0 and max_abs_derivative >= 0")
+    if upper == 0 or max_abs_derivative == 0:
+        return 0.0
     k = nodes
     log_c = (
         (2 * k + 1) * math.log(upper)

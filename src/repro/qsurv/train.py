@@ -135,6 +135,7 @@ def main() -> None:
     parser.add_argument("--rule", default="gauss_legendre")
     parser.add_argument("--nodes", type=int, default=15)
     parser.add_argument("--epochs", type=int, default=100)
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO)
     spec = {
@@ -143,7 +144,9 @@ def main() -> None:
         "rule": args.rule,
         "nodes": args.nodes,
     }
-    cfg = TrainConfig(method="cli", spec=spec, training={"epochs": args.epochs})
+    cfg = TrainConfig(
+        method="cli", spec=spec, training={"epochs": args.epochs}, device=args.device
+    )
     prefix = args.out_prefix
     train(cfg, args.data, f"{prefix}.pt", f"{prefix}.npz", f"{prefix}.json", f"{prefix}.ckpt")
 

@@ -1,0 +1,43 @@
+# Two commands do all set-up:  `make run` (the embedded workflow + report) and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= all
+# One thread per process: on 2 cores, oversubscribed OpenMP makes small tensors ~100x slower.
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+export NUMBA_NUM_THREADS ?= 1
+export OMP_WAIT_POLICY ?= passive
+
+.PHONY: install run test report lint clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first, pinned: a looser spec (or a dependency asking for torch) pulls a CUDA build
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/python -c "import torch; print(torch.__version__)" > $(VENV)/torch-version
+	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/python -c "import torch; print(torch.__version__)" | diff - $(VENV)/torch-version \
+		|| { echo "installing the project replaced torch $$(cat $(VENV)/torch-version)"; exit 1; }
+	$(BIN)/pip check
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --report results/report.html
+	@echo "Results: results/claims.md and results/report.html"
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check src scripts tests benchmarks
+	$(BIN)/snakefmt --check Snakefile rules
+	$(BIN)/snakemake --lint
+
+clean:
+	rm -rf results .snakemake
