@@ -10,13 +10,21 @@ configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "rules/common.smk"
+
+
+wildcard_constraints:
+    dataset=_one_of(qsurv_datasets_configured()),
+    method=_one_of(config["papers"].get("qsurv", {}).get("methods", {})),
+    download=_one_of(config["downloads"]),
+
+
 include: "rules/datasets.smk"
 include: "rules/qsurv.smk"
 include: "rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         "results/claims.md",
         paper_targets(),
-    default_target: True

@@ -17,18 +17,14 @@ PAPERS = ("qsurv",)
 
 def qsurv_datasets_configured():
     q = config["papers"].get("qsurv", {})
-    return list(q.get("synthetic", {}).get("scenarios", [])) + list(q.get("real_datasets", {}))  # papers with rules in this workflow, in report order
+    return list(q.get("synthetic", {}).get("scenarios", [])) + list(
+        q.get("real_datasets", {})
+    )  # papers with rules in this workflow, in report order
 
 
 def _one_of(names):
     """A wildcard pattern matching exactly the configured names (never 'quadrature')."""
     return "|".join(sorted(names, key=len, reverse=True)) or "(?!)"
-
-
-wildcard_constraints:
-    dataset=_one_of(qsurv_datasets_configured()),
-    method=_one_of(config["papers"].get("qsurv", {}).get("methods", {})),
-    download=_one_of(config["downloads"]),
 
 
 def enabled_papers():
@@ -40,7 +36,7 @@ def paper_targets():
 
 
 def download_path(name):
-    """Where the download rule puts ``downloads.<name>``: the URL's file name."""
+    """The path of ``downloads.<name>`` after download (named after the URL)."""
     url = config["downloads"][name]["url"]
     return f"results/downloads/{name}/{os.path.basename(url.rstrip('/'))}"
 

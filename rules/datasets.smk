@@ -9,14 +9,14 @@ rule download_dataset:
             "results/downloads/{download}/{filename}",
             sha256=lambda wildcards: config["downloads"][wildcards.download]["sha256"],
         ),
+    log:
+        "logs/downloads/{download}/{filename}.log",
+    retries: 2
+    localrule: True
+    conda:
+        "../envs/common.yaml"
     params:
         url=lambda wildcards: config["downloads"][wildcards.download]["url"],
         sha256=lambda wildcards: config["downloads"][wildcards.download]["sha256"],
-    log:
-        "logs/downloads/{download}/{filename}.log",
-    localrule: True
-    retries: 2
-    conda:
-        "../envs/common.yaml"
     script:
         "../scripts/download.py"

@@ -6,12 +6,12 @@
 rule qsurv_quadrature:
     output:
         metrics="results/qsurv/metrics/quadrature.json",
-    params:
-        cfg=lookup(dpath="papers/qsurv/quadrature", within=config),
     log:
         "logs/qsurv/quadrature.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        cfg=lookup(dpath="papers/qsurv/quadrature", within=config),
     script:
         "../scripts/qsurv_quadrature.py"
 
@@ -21,12 +21,12 @@ rule qsurv_prepare:
         raw=qsurv_raw_input,
     output:
         data="results/qsurv/data/{dataset}.npz",
-    params:
-        cfg=qsurv_prepare_params,
     log:
         "logs/qsurv/prepare/{dataset}.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        cfg=qsurv_prepare_params,
     script:
         "../scripts/qsurv_prepare.py"
 
@@ -38,22 +38,22 @@ rule qsurv_train:
         model="results/qsurv/models/{dataset}/{method}.pt",
         train_log="results/qsurv/models/{dataset}/{method}.json",
         predictions="results/qsurv/predictions/{dataset}/{method}.npz",
-    params:
-        spec=lambda wildcards: config["papers"]["qsurv"]["methods"][wildcards.method],
-        training=lookup(dpath="papers/qsurv/training", within=config),
-        device=config["device"],
-        checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}/{wildcards.method}",
     log:
         "logs/qsurv/train/{dataset}/{method}.log",
     benchmark:
         "results/qsurv/benchmarks/train/{dataset}/{method}.tsv"
+    conda:
+        "../envs/qsurv.yaml"
     threads: config["threads"]
     resources:
         gpu=lookup(dpath="papers/qsurv/resources/train/gpu", within=config),
         mem_mb=lookup(dpath="papers/qsurv/resources/train/mem_mb", within=config),
         runtime=lookup(dpath="papers/qsurv/resources/train/runtime", within=config),
-    conda:
-        "../envs/qsurv.yaml"
+    params:
+        spec=lambda wildcards: config["papers"]["qsurv"]["methods"][wildcards.method],
+        training=lookup(dpath="papers/qsurv/training", within=config),
+        device=config["device"],
+        checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}/{wildcards.method}",
     script:
         "../scripts/qsurv_train.py"
 
@@ -65,17 +65,17 @@ rule qsurv_evaluate:
         train_logs=qsurv_train_logs,
     output:
         metrics="results/qsurv/metrics/{dataset}.json",
-    params:
-        methods=lambda wildcards: qsurv_methods(wildcards.dataset),
-        metric_grid_points=lookup(
-            dpath="papers/qsurv/evaluation/metric_grid_points", within=config
-        ),
     log:
         "logs/qsurv/evaluate/{dataset}.log",
     benchmark:
         "results/qsurv/benchmarks/evaluate/{dataset}.tsv"
     conda:
         "../envs/qsurv.yaml"
+    params:
+        methods=lambda wildcards: qsurv_methods(wildcards.dataset),
+        metric_grid_points=lookup(
+            dpath="papers/qsurv/evaluation/metric_grid_points", within=config
+        ),
     script:
         "../scripts/qsurv_evaluate.py"
 
@@ -90,12 +90,12 @@ rule qsurv_figure_quadrature:
             category="QSurv",
         ),
         pdf="results/qsurv/figures/quadrature_error.pdf",
-    params:
-        figure="quadrature_error",
     log:
         "logs/qsurv/figure_quadrature.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        figure="quadrature_error",
     script:
         "../scripts/qsurv_figure.py"
 
@@ -110,13 +110,13 @@ rule qsurv_figure_hazards:
             category="QSurv",
         ),
         pdf="results/qsurv/figures/hazard_curves_{dataset}.pdf",
-    params:
-        figure="hazard_curves",
-        methods=lookup(dpath="papers/qsurv/figures/hazard_methods", within=config),
     log:
         "logs/qsurv/figure_hazards/{dataset}.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        figure="hazard_curves",
+        methods=lookup(dpath="papers/qsurv/figures/hazard_methods", within=config),
     script:
         "../scripts/qsurv_figure.py"
 
@@ -131,13 +131,13 @@ rule qsurv_figure_metrics:
             category="QSurv",
         ),
         pdf="results/qsurv/figures/metrics_table.pdf",
-    params:
-        figure="metrics_table",
-        metrics=lookup(dpath="papers/qsurv/figures/table_metrics", within=config),
     log:
         "logs/qsurv/figure_metrics.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        figure="metrics_table",
+        metrics=lookup(dpath="papers/qsurv/figures/table_metrics", within=config),
     script:
         "../scripts/qsurv_figure.py"
 
@@ -152,13 +152,13 @@ rule qsurv_figure_ablation:
             category="QSurv",
         ),
         pdf="results/qsurv/figures/ablation.pdf",
-    params:
-        figure="ablation",
-        methods=lookup(dpath="papers/qsurv/figures/ablation_methods", within=config),
     log:
         "logs/qsurv/figure_ablation.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        figure="ablation",
+        methods=lookup(dpath="papers/qsurv/figures/ablation_methods", within=config),
     script:
         "../scripts/qsurv_figure.py"
 
@@ -178,13 +178,13 @@ rule qsurv_claims:
         ],
     output:
         claims="results/qsurv/claims.json",
-    params:
-        claims=lookup(dpath="papers/qsurv/claims", within=config),
-        datasets=qsurv_datasets(),
     log:
         "logs/qsurv/claims.log",
     conda:
         "../envs/qsurv.yaml"
+    params:
+        claims=lookup(dpath="papers/qsurv/claims", within=config),
+        datasets=qsurv_datasets(),
     script:
         "../scripts/qsurv_claims.py"
 

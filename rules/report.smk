@@ -6,12 +6,12 @@ rule claims_report:
         claims=paper_targets(),
     output:
         markdown="results/claims.md",
-    params:
-        papers=enabled_papers(),
     log:
         "logs/claims_report.log",
     localrule: True
     conda:
         "../envs/common.yaml"
+    params:
+        papers=enabled_papers(),
     script:
         "../scripts/claims_report.py"

@@ -125,6 +125,10 @@ def test_rerun_has_nothing_to_do_and_report_has_captions(run, test_config):
     assert "Nothing to be done" in dry.stdout + dry.stderr
     snakemake(*args, "--report", str(workdir / "report.html"), workdir=workdir)
     html = (workdir / "report.html").read_text(errors="replace")
-    # the caption is rendered with this run's config values
-    assert "Cumulative-hazard error" in html
-    assert "11 covariate values" in html or "11" in html
+    # each figure's caption is in the report, rendered with this run's config values
+    assert "cumulative-hazard error vs number of quadrature nodes" in html
+    covariates = Q["quadrature"]["covariates"]
+    assert f"{covariates} covariate values" in html
+    scenario = Q["synthetic"]["scenarios"][0]
+    assert f"&quot;{scenario}&quot; scenario" in html
+    assert f"{Q['synthetic']['n_samples']} subjects" in html
