@@ -20,17 +20,26 @@ THREAD_ENV = {
 }
 
 
+def snakemake_command(*args: str, workdir: Path) -> list[str]:
+    return [SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args]
+
+
+def snakemake_env(extra: dict | None = None) -> dict[str, str]:
+    """This venv first on PATH (cluster jobs start snakemake from PATH), one thread per job."""
+    path = f"{Path(SNAKEMAKE).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, "PATH": path, **THREAD_ENV, **(extra or {})}
+
+
 def snakemake(
     *args: str, workdir: Path, timeout: float = 900, env: dict | None = None, check: bool = True
 ) -> subprocess.CompletedProcess:
     """Run ``snakemake -s ROOT/Snakefile --directory WORKDIR ARGS`` and return the result."""
-    command = [SNAKEMAKE, "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args]
     result = subprocess.run(
-        command,
+        snakemake_command(*args, workdir=workdir),
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**os.environ, **THREAD_ENV, **(env or {})},
+        env=snakemake_env(env),
         cwd=ROOT,
     )
     if check and result.returncode != 0:

@@ -18,8 +18,16 @@ pytestmark = [
 @pytest.mark.parametrize("conditioning", ["time_lora", "film", "concat"])
 def test_cuda_forward_and_loss_equal_cpu(conditioning):
     torch.manual_seed(0)
-    net = build_hazard_net(conditioning, in_features=4, hidden=[16, 16], dropout=0.0,
-                           rank=4, alpha=4, time_width=8, time_depth=3)
+    net = build_hazard_net(
+        conditioning,
+        in_features=4,
+        hidden=[16, 16],
+        dropout=0.0,
+        rank=4,
+        alpha=4,
+        time_width=8,
+        time_depth=3,
+    )
     for p in net.parameters():
         torch.nn.init.normal_(p, std=0.3)
     x, v, e = torch.randn(64, 4), torch.rand(64), (torch.rand(64) < 0.7).float()
@@ -35,14 +43,22 @@ def test_training_on_cuda_matches_the_cpu_fit_closely(tmp_path):
     x = rng.normal(size=(n, 2)).astype(np.float32)
     t = rng.exponential(np.exp(-x[:, 0]))
     e = (rng.uniform(size=n) < 0.8).astype(float)
-    split = {"x_train": x[:300], "t_train": t[:300], "e_train": e[:300],
-             "x_val": x[300:], "t_val": t[300:], "e_val": e[300:]}
+    split = {
+        "x_train": x[:300],
+        "t_train": t[:300],
+        "e_train": e[:300],
+        "x_val": x[300:],
+        "t_val": t[300:],
+        "e_val": e[300:],
+    }
     cfg = neural.NeuralConfig(epochs=5, hidden=(16, 16), rank=4, alpha=4, time_width=8)
     results = {}
     for device in ("cpu", "cuda"):
-        net, history = neural.fit(cfg, split, seed=0, device=torch.device(device),
-                                  checkpoint=tmp_path / f"{device}.pt")
+        net, history = neural.fit(
+            cfg, split, seed=0, device=torch.device(device), checkpoint=tmp_path / f"{device}.pt"
+        )
         grid = np.linspace(0, t.max(), 20)
-        results[device] = neural.predict_survival(net, x[300:], grid, t_max=history["t_max"],
-                                                  nodes=15, device=torch.device(device))
+        results[device] = neural.predict_survival(
+            net, x[300:], grid, t_max=history["t_max"], nodes=15, device=torch.device(device)
+        )
     np.testing.assert_allclose(results["cuda"], results["cpu"], atol=2e-3)

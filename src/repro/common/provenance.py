@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import resource
 import subprocess
@@ -71,6 +72,10 @@ class RunRecorder:
             "git_commit": git_commit(),
             "device": str(self.device),
             "torch_version": torch.__version__,
+            "hostname": platform.node(),
+            # where a cluster ran the step, and which GPU it was given (None when local)
+            "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
             "python_version": platform.python_version(),
             "platform": sys.platform,
             "started_at_unix": self.started_at,

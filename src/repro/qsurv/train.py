@@ -161,9 +161,7 @@ def main() -> None:
         "rule": args.rule,
         "nodes": args.nodes,
     }
-    cfg = TrainConfig(
-        method="cli", spec=spec, training={"epochs": args.epochs}, device=args.device
-    )
+    cfg = TrainConfig(method="cli", spec=spec, training={"epochs": args.epochs}, device=args.device)
     prefix = args.out_prefix
     train(cfg, args.data, f"{prefix}.pt", f"{prefix}.npz", f"{prefix}.json", f"{prefix}.ckpt")
 
