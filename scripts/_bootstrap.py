@@ -27,4 +27,10 @@ def setup_logging(snakemake) -> logging.Logger:
     logging.captureWarnings(True)
     for noisy in ("fontTools", "matplotlib", "numba"):  # font subsetting etc. at INFO level
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    return logging.getLogger(f"rule.{snakemake.rule}")
+    log = logging.getLogger(f"rule.{snakemake.rule}")
+
+    def log_uncaught(kind, error, traceback):  # the failure belongs in the rule's log too
+        log.critical("%s failed: %s", snakemake.rule, error, exc_info=(kind, error, traceback))
+
+    sys.excepthook = log_uncaught
+    return log

@@ -59,7 +59,12 @@ def _checkpoint_epoch(workdir: Path) -> int:
     return 0
 
 
-def test_killed_run_resumes_from_its_checkpoint_and_matches(tmp_path, long_config, uninterrupted):
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_killed_run_resumes_from_its_checkpoint_and_matches(
+    tmp_path, long_config, uninterrupted, signum
+):
+    """SIGTERM is what a scheduler or Ctrl-C sends; SIGKILL is a dead node, after which
+    Snakemake's directory lock stays behind and ``snakemake --unlock`` must run first."""
     command = snakemake_command(*_args(long_config), workdir=tmp_path)
     process = subprocess.Popen(command, env=snakemake_env(), cwd=ROOT, start_new_session=True,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -68,10 +73,12 @@ def test_killed_run_resumes_from_its_checkpoint_and_matches(tmp_path, long_confi
         assert process.poll() is None, "the run ended before it could be killed"
         assert time.monotonic() < deadline, "training never reached epoch 30"
         time.sleep(0.2)
-    os.killpg(process.pid, signal.SIGKILL)  # snakemake and its job, as a dead node would
-    process.wait()
+    os.killpg(process.pid, signum)  # snakemake and its running job
+    process.wait(timeout=60)
     killed_at = _checkpoint_epoch(tmp_path)
     assert not (tmp_path / TARGET).exists()
+    if signum == signal.SIGKILL:
+        snakemake("--unlock", *_args(long_config), workdir=tmp_path)
 
     rerun = snakemake(*_args(long_config), workdir=tmp_path)  # the same command again
     log = (tmp_path / "logs/qsurv/train/loglogistic/qsurv.log").read_text()
