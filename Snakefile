@@ -6,7 +6,12 @@ from snakemake.utils import min_version
 min_version("9.19")
 
 
-configfile: os.path.join(workflow.basedir, "config", "config.yaml")
+# The embedded default, unless a --configfile is given: then that file alone is the config
+# (no merging into this one's dicts). This also holds inside cluster jobs, which Snakemake
+# starts with the --configfile but without --replace-workflow-config.
+if not workflow.overwrite_configfiles:
+
+    configfile: os.path.join(workflow.basedir, "config", "config.yaml")
 
 
 include: "rules/common.smk"

@@ -192,6 +192,16 @@ EOF
 
 echo "export SLURM_CONF=$CONF" >"$STATE_DIR/env.sh"
 
+# Clients must also find the config at the default path: the Snakemake jobstep plugin
+# strips every SLURM_* variable (SLURM_CONF included) before its nested srun. Link it,
+# unless a real config lives there (then we leave it alone and warn).
+if [[ -L /etc/slurm/slurm.conf || ! -e /etc/slurm/slurm.conf ]]; then
+    mkdir -p /etc/slurm
+    ln -sfn "$CONF" /etc/slurm/slurm.conf
+else
+    echo "warning: /etc/slurm/slurm.conf is a real file; nested srun will use it" >&2
+fi
+
 # --- 4. daemons -------------------------------------------------------------------
 # All three daemonize. Their stdio goes to files so that a caller capturing our
 # output through a pipe (subprocess.run(capture_output=True)) is not kept

@@ -87,5 +87,11 @@ rc=0
 for d in slurmd slurmctld munged; do
     stop_one "$d" || rc=1
 done
+# Without a controller, a config at the default path makes every SLURM client (and so
+# every snakemake start, via the executor plugin) wait for time-outs: remove our link.
+conf_link=/etc/slurm/slurm.conf
+if [[ -L $conf_link && $(readlink "$conf_link") == "$STATE_DIR/slurm.conf" ]]; then
+    rm -f "$conf_link"
+fi
 log "done in $(awk -v a="$t_start" -v b="$(date +%s%N)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }') s"
 exit $rc
