@@ -39,8 +39,15 @@ def long_config(tmp_path_factory) -> Path:
 
 
 def _args(config: Path) -> tuple[str, ...]:
-    return ("--cores", "1", "--rerun-incomplete", "--configfile", str(config),
-            "--replace-workflow-config", TARGET)
+    return (
+        "--cores",
+        "1",
+        "--rerun-incomplete",
+        "--configfile",
+        str(config),
+        "--replace-workflow-config",
+        TARGET,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +73,14 @@ def test_killed_run_resumes_from_its_checkpoint_and_matches(
     """SIGTERM is what a scheduler or Ctrl-C sends; SIGKILL is a dead node, after which
     Snakemake's directory lock stays behind and ``snakemake --unlock`` must run first."""
     command = snakemake_command(*_args(long_config), workdir=tmp_path)
-    process = subprocess.Popen(command, env=snakemake_env(), cwd=ROOT, start_new_session=True,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command,
+        env=snakemake_env(),
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 300
     while _checkpoint_epoch(tmp_path) < 30:  # well into the first seed's training
         assert process.poll() is None, "the run ended before it could be killed"
