@@ -18,13 +18,17 @@ include: "rules/common.smk"
 
 
 wildcard_constraints:
-    dataset=_one_of(qsurv_datasets_configured()),
-    method=_one_of(config["papers"].get("qsurv", {}).get("methods", {})),
-    download=_one_of(config["downloads"]),
+    dataset=_one_of(all_datasets()),
+    method=_one_of(all_methods()),
+    download=_one_of(d for d, spec in config["downloads"].items() if spec["sha256"]),
+    unverified=_one_of(
+        d for d, spec in config["downloads"].items() if not spec["sha256"]
+    ),
 
 
 include: "rules/datasets.smk"
 include: "rules/qsurv.smk"
+include: "rules/plsa.smk"
 include: "rules/report.smk"
 
 

@@ -1,6 +1,7 @@
 # Python helpers only (no rules): config validation, lookups, input functions.
 import os
 import sys
+import urllib.parse
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -8,11 +9,34 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common.device import visible_gpu_count  # noqa: E402
 from repro.qsurv.configcheck import check as check_qsurv_config  # noqa: E402
+from repro.plsa.configcheck import check as check_plsa_config  # noqa: E402
 
 validate(config, "../workflow/schemas/config.schema.yaml")
 check_qsurv_config(config)
+check_plsa_config(config)
 
-PAPERS = ("qsurv",)
+PAPERS = ("qsurv", "plsa")
+
+
+def plsa_config():
+    return config["papers"].get("plsa", {})
+
+
+def plsa_datasets():
+    return list(plsa_config().get("end_to_end", {}).get("datasets", {}))
+
+
+def plsa_methods():
+    return list(plsa_config().get("end_to_end", {}).get("methods", []))
+
+
+def all_datasets():
+    """Every paper's data set names: the {dataset} wildcard matches exactly these."""
+    return qsurv_datasets_configured() + plsa_datasets()
+
+
+def all_methods():
+    return list(config["papers"].get("qsurv", {}).get("methods", {})) + plsa_methods()
 
 
 def qsurv_datasets_configured():
@@ -24,7 +48,7 @@ def qsurv_datasets_configured():
 
 def _one_of(names):
     """A wildcard pattern matching exactly the configured names (never 'quadrature')."""
-    return "|".join(sorted(names, key=len, reverse=True)) or "(?!)"
+    return "|".join(sorted(list(names), key=len, reverse=True)) or "(?!)"
 
 
 def enabled_papers():
@@ -37,8 +61,8 @@ def paper_targets():
 
 def download_path(name):
     """The path of ``downloads.<name>`` after download (named after the URL)."""
-    url = config["downloads"][name]["url"]
-    return f"results/downloads/{name}/{os.path.basename(url.rstrip('/'))}"
+    path = urllib.parse.urlparse(config["downloads"][name]["url"]).path
+    return f"results/downloads/{name}/{os.path.basename(path.rstrip('/'))}"
 
 
 # One GPU job per visible GPU on a local run, without extra flags. The limit is set only
@@ -111,3 +135,28 @@ def qsurv_train_logs(wildcards):
 
 def qsurv_metrics(datasets):
     return {d: f"results/qsurv/metrics/{d}.json" for d in datasets}
+
+
+# --- PLSA --------------------------------------------------------------------------------
+def plsa_runs(wildcards):
+    """One file per method, in the order of plsa_methods (the script zips them)."""
+    return [f"results/plsa/runs/{wildcards.dataset}/{m}.json" for m in plsa_methods()]
+
+
+def plsa_dataset(name):
+    return plsa_config()["end_to_end"]["datasets"][name]
+
+
+def plsa_raw_inputs(wildcards):
+    """Downloaded source and target graphs of a real pair; nothing for CSBM settings."""
+    spec = plsa_dataset(wildcards.dataset)
+    if "source" not in spec:
+        return {}
+    return {
+        "source": download_path(spec["source"]),
+        "target": download_path(spec["target"]),
+    }
+
+
+def plsa_metrics():
+    return [f"results/plsa/metrics/{d}.json" for d in plsa_datasets()]

@@ -1,6 +1,7 @@
 # Downloads shared by every paper: pinned URL, sha256 checked twice (by the helper while
 # streaming and by Snakemake's ensure), atomic rename, so an interrupted download leaves
-# nothing behind.
+# nothing behind. Files whose checksum is not known yet (sha256: null) go through
+# download_unverified, which logs the digest it saw so that it can be pinned.
 
 
 rule download_dataset:
@@ -20,3 +21,13 @@ rule download_dataset:
         sha256=lambda wildcards: config["downloads"][wildcards.download]["sha256"],
     script:
         "../scripts/download.py"
+
+
+use rule download_dataset as download_unverified with:
+    output:
+        file="results/downloads/{unverified}/{filename}",
+    log:
+        "logs/downloads/{unverified}/{filename}.log",
+    params:
+        url=lambda wildcards: config["downloads"][wildcards.unverified]["url"],
+        sha256=None,

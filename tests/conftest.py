@@ -75,3 +75,11 @@ def http_server(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(scope="session")
+def test_run(tmp_path_factory, test_config) -> Path:
+    """The whole DAG of config/test.yaml, run once per session; returns its results/ folder."""
+    workdir = tmp_path_factory.mktemp("test_config_run")
+    snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
+    return workdir / "results"

@@ -83,6 +83,8 @@ def _attempt(url: str, dest: pathlib.Path, sha256: str | None, timeout: float) -
         if sha256 and digest != sha256.lower():
             want = f"expected {sha256.lower()}, got {digest}"
             raise _Retryable(f"sha256 checksum mismatch for {url}: {want}")
+        if not sha256:
+            log.warning("no sha256 pinned for %s; this copy has sha256 %s", url, digest)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; shared data folders need readable files
         os.replace(tmp, dest)  # atomic: readers see the old file or the whole new one
     except BaseException:  # also Ctrl-C: never leave a partial file behind

@@ -37,3 +37,46 @@ def save_figure(fig: plt.Figure, png: str | os.PathLike, pdf: str | os.PathLike)
         metadata = {"CreationDate": None} if str(path).endswith(".pdf") else {"Software": None}
         fig.savefig(path, bbox_inches="tight", metadata=metadata)
     plt.close(fig)
+
+
+def metrics_table(
+    all_metrics: list[dict],
+    metric_names: list[str],
+    png: str,
+    pdf: str,
+    *,
+    labels: dict[str, str],
+    higher_is_better: set[str],
+) -> None:
+    """One table per data set: mean ± sd over seeds of each metric, the best in bold.
+
+    ``all_metrics`` are metrics JSON documents: {dataset, seeds, methods: {m: {mean, std}}}.
+    """
+    apply_style()
+    fig, axes = plt.subplots(
+        len(all_metrics),
+        1,
+        figsize=(9, 0.9 + 0.32 * sum(len(m["methods"]) + 2 for m in all_metrics)),
+        squeeze=False,
+    )
+    for ax, metrics in zip(axes[:, 0], all_metrics, strict=True):
+        names = [n for n in metric_names if n in next(iter(metrics["methods"].values()))["mean"]]
+        rows, best = [], {}
+        for n in names:
+            values = {m: v["mean"][n] for m, v in metrics["methods"].items()}
+            best[n] = (max if n in higher_is_better else min)(values, key=values.get)
+        for _method, v in metrics["methods"].items():
+            rows.append([f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" for n in names])
+        table = ax.table(
+            cellText=rows,
+            rowLabels=list(metrics["methods"]),
+            colLabels=[labels.get(n, n) for n in names],
+            loc="center",
+        )
+        for (r, c), cell in table.get_celld().items():
+            if r > 0 and c >= 0 and list(metrics["methods"])[r - 1] == best[names[c]]:
+                cell.set_text_props(fontweight="bold")
+        table.scale(1, 1.2)
+        ax.set_axis_off()
+        ax.set_title(f"{metrics['dataset']} ({len(metrics['seeds'])} seeds)")
+    save_figure(fig, png, pdf)

@@ -16,6 +16,7 @@ import numpy as np
 
 from repro.common.io import read_json, read_npz, write_json
 from repro.common.provenance import RunRecorder
+from repro.common.summary import mean_std
 from repro.qsurv.metrics import curve_l1, survival_metrics
 
 log = logging.getLogger(__name__)
@@ -49,15 +50,6 @@ def _seed_metrics(split, surv_metric, surv_truth, n_grid) -> dict[str, float]:
             interval_hazard(surv_truth, grid), interval_hazard(true_surv, grid), mid
         )
     return out
-
-
-def _summary(rows: list[dict[str, float]]) -> tuple[dict, dict]:
-    keys = rows[0].keys()
-    values = {k: np.array([r[k] for r in rows], dtype=float) for k in keys}
-    return (
-        {k: float(v.mean()) for k, v in values.items()},
-        {k: float(v.std(ddof=1)) if len(v) > 1 else 0.0 for k, v in values.items()},
-    )
 
 
 def _representative_curves(data, predictions) -> dict:
@@ -109,7 +101,7 @@ def evaluate(
                 row["train_seconds"] = float(pred["train_seconds"][i])
                 row["epochs"] = float(pred["epochs"][i])
                 rows.append(row)
-            mean, std = _summary(rows)
+            mean, std = mean_std(rows)
             training = read_json(train_log_paths[method])["provenance"]
             result["methods"][method] = {
                 "per_seed": rows,

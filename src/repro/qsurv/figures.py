@@ -5,6 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from repro.common import plotting
 from repro.common.plotting import apply_style, save_figure
 
 RULE_LABELS = {"gauss_legendre": "Gauss-Legendre", "trapezoid": "trapezoid", "midpoint": "midpoint"}
@@ -69,35 +70,9 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
 
 
 def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
-    """One table per data set: mean ± sd over seeds of each metric, best value in bold."""
-    apply_style()
-    fig, axes = plt.subplots(
-        len(all_metrics),
-        1,
-        figsize=(9, 0.9 + 0.32 * sum(len(m["methods"]) + 2 for m in all_metrics)),
-        squeeze=False,
+    plotting.metrics_table(
+        all_metrics, metric_names, png, pdf, labels=METRIC_LABELS, higher_is_better={"ctd"}
     )
-    for ax, metrics in zip(axes[:, 0], all_metrics, strict=True):
-        names = [n for n in metric_names if n in next(iter(metrics["methods"].values()))["mean"]]
-        rows, best = [], {}
-        for n in names:
-            values = {m: v["mean"][n] for m, v in metrics["methods"].items()}
-            best[n] = (max if n == "ctd" else min)(values, key=values.get)
-        for _method, v in metrics["methods"].items():
-            rows.append([f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" for n in names])
-        table = ax.table(
-            cellText=rows,
-            rowLabels=list(metrics["methods"]),
-            colLabels=[METRIC_LABELS.get(n, n) for n in names],
-            loc="center",
-        )
-        for (r, c), cell in table.get_celld().items():
-            if r > 0 and c >= 0 and list(metrics["methods"])[r - 1] == best[names[c]]:
-                cell.set_text_props(fontweight="bold")
-        table.scale(1, 1.2)
-        ax.set_axis_off()
-        ax.set_title(f"{metrics['dataset']} ({len(metrics['seeds'])} seeds)")
-    save_figure(fig, png, pdf)
 
 
 def ablation(all_metrics: list[dict], methods: list[str], metric: str, png: str, pdf: str) -> None:

@@ -1,0 +1,11 @@
+from _bootstrap import setup_logging
+
+from repro.plsa.prepare import CSBMDataConfig, prepare_csbm, prepare_real
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+seeds = tuple(sm.params.seeds)
+if "source" in sm.input.keys():
+    prepare_real(sm.input.source, sm.input.target, seeds, sm.output.data)
+else:
+    prepare_csbm(CSBMDataConfig(**sm.params.spec, seeds=seeds), sm.output.data)

@@ -1,0 +1,78 @@
+"""End-to-end runs: train one method on every seed of a prepared data set, then aggregate.
+
+``train_method`` writes one JSON per (data set, method) with every seed's result;
+``aggregate`` summarises all methods of a data set into the metrics layout shared by the
+papers: {dataset, seeds, methods: {method: {per_seed, mean, std}}}.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from repro.common.device import select_device
+from repro.common.io import read_json, read_npz, write_json
+from repro.common.provenance import RunRecorder
+from repro.common.seeding import set_threads
+from repro.common.summary import mean_std
+from repro.plsa.prepare import load_pair
+from repro.plsa.train import TrainConfig, run
+
+log = logging.getLogger(__name__)
+
+SUMMARY_KEYS = ("target_accuracy", "source_val_accuracy", "pi_l1_error", "train_seconds")
+
+
+def train_method(
+    method: str,
+    training: dict,
+    data_path: str,
+    output: str,
+    *,
+    device: str = "auto",
+    threads: int = 1,
+) -> dict:
+    set_threads(threads)
+    seeds = [int(s) for s in read_npz(data_path)["seeds"]]
+    results = []
+    with RunRecorder(
+        config={"method": method, **training}, device=select_device(device), seed=seeds
+    ) as recorder:
+        for seed in seeds:
+            source, target = load_pair(data_path, seed)
+            cfg = TrainConfig(method=method, seed=seed, device=device, **training)
+            results.append(run(cfg, source, target))
+            log.info(
+                "%s seed %d: target accuracy %.4f", method, seed, results[-1]["target_accuracy"]
+            )
+    document = {
+        "method": method,
+        "seeds": seeds,
+        "results": results,
+        "provenance": recorder.provenance(),
+    }
+    write_json(output, document)
+    return document
+
+
+def _row(result: dict) -> dict[str, float]:
+    return {k: float(result[k]) for k in SUMMARY_KEYS if result.get(k) is not None}
+
+
+def aggregate(dataset: str, run_paths: dict[str, str], output: str) -> dict:
+    methods = {}
+    seeds = None
+    for method, path in run_paths.items():
+        document = read_json(path)
+        rows = [_row(r) for r in document["results"]]
+        mean, std = mean_std(rows)
+        methods[method] = {
+            "per_seed": rows,
+            "mean": mean,
+            "std": std,
+            "selection": document["results"][0].get("selection"),
+            "training_provenance": document["provenance"],
+        }
+        seeds = document["seeds"]
+    result = {"dataset": dataset, "seeds": seeds, "methods": methods}
+    write_json(output, result)
+    return result

@@ -1,0 +1,133 @@
+"""PLSA figures, drawn from metrics JSON only, as PNG and PDF."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from repro.common import plotting
+from repro.common.plotting import apply_style, save_figure
+
+LABELS = {
+    "hard_label": "hard labels (StruRW)",
+    "moment_matching": "moment matching λ=0 (Pair-Align)",
+    "moment_matching_ridge": "moment matching, published λ",
+    "plsa": "PLSA (pairwise EM)",
+    "target_accuracy": "target accuracy ↑",
+    "source_val_accuracy": "source val. accuracy ↑",
+    "pi_l1_error": "π̂ᵀ L1 error ↓",
+    "train_seconds": "train s",
+}
+
+
+def _by_size(rows: list[dict], key: str) -> dict[str, dict[int, list[float]]]:
+    """estimator -> n -> values of rows[key][estimator] (one per repetition)."""
+    out: dict = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        for estimator, value in row[key].items():
+            out[estimator][row["n"]].append(value)
+    return out
+
+
+def _panels(rows: list[dict]) -> list[tuple[str, float, list[dict]]]:
+    keys = sorted({(r["shift"], r["sigma"]) for r in rows})
+    return [(s, g, [r for r in rows if (r["shift"], r["sigma"]) == (s, g)]) for s, g in keys]
+
+
+def _loglog_panels(
+    study: dict, key: str, ylabel: str, title: str, png: str, pdf: str, with_slopes: bool
+) -> None:
+    apply_style()
+    panels = _panels(study["rows"])
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+    for ax, (shift, sigma, rows) in zip(axes[0], panels, strict=True):
+        edges = {
+            n: np.mean([r["edges"] for r in rows if r["n"] == n]) for n in {r["n"] for r in rows}
+        }
+        for estimator, by_n in _by_size(rows, key).items():
+            sizes = sorted(by_n)
+            x = [edges[n] for n in sizes]
+            mean = np.array([np.mean(by_n[n]) for n in sizes])
+            std = np.array([np.std(by_n[n]) for n in sizes])
+            label = LABELS.get(estimator, estimator)
+            if with_slopes:
+                label += f" (slope {study['slopes'][f'{shift}/{sigma:g}'][estimator]:.2f})"
+            ax.errorbar(x, mean, yerr=std, marker="o", capsize=3, label=label)
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="target edges |E| (directed)",
+            ylabel=ylabel,
+            title=f"{shift}, feature noise σ = {sigma:g}",
+        )
+        ax.legend(fontsize=7)
+    fig.suptitle(title)
+    save_figure(fig, png, pdf)
+
+
+def error_vs_edges(study: dict, png: str, pdf: str) -> None:
+    _loglog_panels(
+        study,
+        "error",
+        "L1 error of π̂ᵀ",
+        "Estimator error vs number of target "
+        "edges (mean ± sd over repetitions; slope of the log-log fit)",
+        png,
+        pdf,
+        True,
+    )
+
+
+def runtime_vs_edges(study: dict, png: str, pdf: str) -> None:
+    _loglog_panels(
+        study,
+        "seconds",
+        "seconds per estimate",
+        "Estimator run time vs number of "
+        "target edges (one CPU thread; MM includes building its confusion matrix)",
+        png,
+        pdf,
+        False,
+    )
+
+
+def error_vs_shift(study: dict, png: str, pdf: str) -> None:
+    apply_style()
+    rows = study["rows"]
+    shifts = list(dict.fromkeys(r["shift"] for r in rows))
+    estimators = list(rows[0]["error"])
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    width = 0.8 / len(estimators)
+    for j, estimator in enumerate(estimators):
+        values = [[r["error"][estimator] for r in rows if r["shift"] == s] for s in shifts]
+        ax.bar(
+            np.arange(len(shifts)) + j * width,
+            [np.mean(v) for v in values],
+            width,
+            yerr=[np.std(v) for v in values],
+            capsize=3,
+            label=LABELS.get(estimator, estimator),
+        )
+    ax.set_xticks(np.arange(len(shifts)) + 0.4 - width / 2, shifts)
+    sizes = sorted({r["n"] for r in rows})
+    sigmas = sorted({r["sigma"] for r in rows})
+    ax.set(
+        ylabel="L1 error of π̂ᵀ",
+        xlabel="shift type",
+        title=f"Estimator error by shift type (n = {sizes}, σ = {sigmas}; mean ± sd)",
+    )
+    ax.legend(fontsize=7)
+    save_figure(fig, png, pdf)
+
+
+def accuracy_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
+    plotting.metrics_table(
+        all_metrics,
+        metric_names,
+        png,
+        pdf,
+        labels=LABELS,
+        higher_is_better={"target_accuracy", "source_val_accuracy"},
+    )

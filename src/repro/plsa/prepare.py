@@ -1,0 +1,82 @@
+"""Prepare one end-to-end data set: a source and a target graph, saved to .npz.
+
+Embedded data sets are CSBM settings (``shift``, ``n``, ``sigma``); each seed draws a new
+pair of graphs, stored under ``s<seed>_<domain>_<field>`` because edge counts differ
+between draws. Real pairs (full scale: e.g. MAG papers by country) are the same for every
+seed and stored once under ``<domain>_<field>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+import numpy as np
+
+from repro.common.io import read_npz, write_npz
+from repro.plsa.csbm import Graph, sample_csbm, shift_setting
+from repro.plsa.datasets import load_pyg_graph_file
+
+log = logging.getLogger(__name__)
+
+FIELDS = ("x", "y", "edge_index")
+
+
+@dataclasses.dataclass(frozen=True)
+class CSBMDataConfig:
+    shift: str
+    n: int
+    sigma: float
+    avg_degree: float = 10.0
+    seeds: tuple[int, ...] = (0, 1, 2)
+
+
+def prepare_csbm(cfg: CSBMDataConfig, output: str) -> None:
+    arrays: dict[str, np.ndarray] = {"seeds": np.asarray(cfg.seeds)}
+    for seed in cfg.seeds:
+        rng = np.random.default_rng(seed)
+        source_spec, target_spec = shift_setting(
+            cfg.shift, n=cfg.n, sigma=cfg.sigma, avg_degree=cfg.avg_degree
+        )
+        for domain, spec in (("source", source_spec), ("target", target_spec)):
+            graph = sample_csbm(spec, rng=rng)
+            for field in FIELDS:
+                arrays[f"s{seed}_{domain}_{field}"] = getattr(graph, field)
+            log.info(
+                "seed %d %s: %d nodes, %d directed edges",
+                seed,
+                domain,
+                len(graph.y),
+                graph.edge_index.shape[1],
+            )
+    write_npz(output, **arrays)
+
+
+def prepare_real(source_file: str, target_file: str, seeds: tuple[int, ...], output: str) -> None:
+    """A pair of real graphs in PyG's saved format (MAG by country), shared by every seed."""
+    arrays: dict[str, np.ndarray] = {"seeds": np.asarray(seeds)}
+    for domain, path in (("source", source_file), ("target", target_file)):
+        loaded = load_pyg_graph_file(path)
+        for field in FIELDS:
+            arrays[f"{domain}_{field}"] = getattr(loaded.graph, field)
+        log.info(
+            "%s %s: %d nodes, %d directed edges",
+            domain,
+            loaded.name,
+            len(loaded.graph.y),
+            loaded.graph.edge_index.shape[1],
+        )
+    write_npz(output, **arrays)
+
+
+def load_pair(path: str, seed: int) -> tuple[Graph, Graph]:
+    """The (source, target) graphs of one seed from a prepared .npz."""
+    data = read_npz(path)
+    prefix = f"s{seed}_" if f"s{seed}_source_x" in data else ""
+    try:
+        return tuple(
+            Graph(**{f: data[f"{prefix}{domain}_{f}"] for f in FIELDS})
+            for domain in ("source", "target")
+        )
+    except KeyError as err:
+        raise ValueError(f"{path}: no graphs for seed {seed} ({err})") from err

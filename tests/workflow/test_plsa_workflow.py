@@ -1,0 +1,82 @@
+"""The PLSA part of config/test.yaml, run for real; the numbers in its outputs are checked."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+import yaml
+
+from repro.plsa.study import EstimatorStudyConfig, one_repetition
+from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+P = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["papers"]["plsa"]
+
+
+def _json(run, name):
+    return json.loads((run / "plsa" / name).read_text())
+
+
+def test_estimator_study_rows_recompute_exactly(test_run):
+    study = _json(test_run, "metrics/estimator_rate.json")
+    cfg = P["estimator_study"]
+    assert len(study["rows"]) == len(cfg["sigmas"]) * len(cfg["n_nodes"]) * cfg["repetitions"]
+    row = study["rows"][-1]
+    params = {k: tuple(v) if isinstance(v, list) else v for k, v in cfg.items()}
+    again = one_repetition(
+        row["shift"], row["sigma"], row["n"], row["seed"], EstimatorStudyConfig(**params)
+    )
+    assert again["error"] == pytest.approx(row["error"], rel=1e-9)
+    assert again["edges"] == row["edges"]
+    # more edges, smaller error for the consistent estimators (mean over repetitions)
+    for estimator in ("moment_matching", "plsa"):
+        by_n = {
+            n: np.mean([r["error"][estimator] for r in study["rows"] if r["n"] == n])
+            for n in cfg["n_nodes"]
+        }
+        assert by_n[max(by_n)] < by_n[min(by_n)], estimator
+
+
+def test_end_to_end_metrics(test_run):
+    for dataset in P["end_to_end"]["datasets"]:
+        metrics = _json(test_run, f"metrics/{dataset}.json")
+        assert list(metrics["methods"]) == P["end_to_end"]["methods"]
+        for method, entry in metrics["methods"].items():
+            accuracies = [row["target_accuracy"] for row in entry["per_seed"]]
+            assert len(accuracies) == len(P["end_to_end"]["seeds"])
+            assert all(1 / 3 < a <= 1 for a in accuracies), (method, accuracies)
+            assert entry["mean"]["target_accuracy"] == pytest.approx(np.mean(accuracies))
+            assert entry["selection"] == "source"
+        assert "pi_l1_error" not in metrics["methods"]["erm"]["mean"]  # ERM estimates nothing
+        assert metrics["methods"]["oracle"]["mean"]["pi_l1_error"] == pytest.approx(0, abs=1e-12)
+
+
+def test_claims_follow_from_the_study(test_run):
+    study = _json(test_run, "metrics/estimator_rate.json")
+    claims = {c["id"]: c for c in _json(test_run, "claims.json")}
+    assert set(claims) == set(P["claims"])
+    largest = max(r["n"] for r in study["rows"])
+    top = [r for r in study["rows"] if r["n"] == largest]
+    ratio = np.mean([r["error"]["hard_label"] for r in top]) / np.mean(
+        [r["error"]["plsa"] for r in top]
+    )
+    assert claims["hard_label_bias"]["measured"] == pytest.approx(ratio)
+    assert claims["hard_label_bias"]["verdict"] == (
+        "reproduced" if ratio >= 2 else "not reproduced"
+    )
+    assert (
+        "PLSA" in (test_run / "claims.md").read_text()
+        or "plsa" in (test_run / "claims.md").read_text()
+    )
+
+
+def test_figures_are_real_images(test_run):
+    names = {"error_vs_edges", "runtime_vs_edges", "error_vs_shift", "accuracy_table"}
+    for name in names:
+        image = mpimg.imread(test_run / f"plsa/figures/{name}.png")
+        assert image.shape[0] > 200 and image[..., :3].std() > 0.05
+        assert (test_run / f"plsa/figures/{name}.pdf").read_bytes()[:4] == b"%PDF"
