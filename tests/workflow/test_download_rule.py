@@ -87,3 +87,15 @@ def test_checksum_mismatch_fails_and_leaves_nothing(tmp_path, http_server):
     downloads = tmp_path / "results/downloads"
     assert not downloads.exists() or not any(p.is_file() for p in downloads.rglob("*"))
     assert not (tmp_path / TARGET).exists()
+
+
+def test_unpinned_download_logs_the_digest_to_pin(tmp_path, http_server):
+    """sha256: null goes through download_unverified, which logs what it saw."""
+    root, base = http_server
+    _deepsurv_fixture(root / "metabric.h5", np.random.default_rng(2))
+    digest = hashlib.sha256((root / "metabric.h5").read_bytes()).hexdigest()
+    config = _config(tmp_path, f"{base}/metabric.h5", None)
+    snakemake("--cores", "1", TARGET, "--configfile", str(config), workdir=tmp_path, timeout=300)
+    log = (tmp_path / "logs/downloads/metabric/metabric.h5.log").read_text()
+    assert f"no sha256 pinned for {base}/metabric.h5; this copy has sha256 {digest}" in log
+    assert (tmp_path / TARGET).exists()
