@@ -194,3 +194,15 @@ def test_config_is_validated():
         TrainConfig(method="dann")
     with pytest.raises(ValueError, match="selection"):
         TrainConfig(method="plsa", selection="test")
+
+
+def test_feature_predictor_variant_estimates_pi_well():
+    """plsa_features reads a feature-only logistic regression: the factorised pair likelihood
+    is then well specified on CSBM, and its π̂ error is small (GNN predictions are not)."""
+    rng = np.random.default_rng(0)
+    source_spec, target_spec = shift_setting("gss", n=3000, sigma=0.8)
+    source, target = sample_csbm(source_spec, rng=rng), sample_csbm(target_spec, rng=rng)
+    features = run(TrainConfig(method="plsa_features", epochs=30, seed=0), source, target)
+    assert features["pi_l1_error"] < 0.15  # measured 0.05-0.07 over seeds 0-2
+    gnn = run(TrainConfig(method="plsa", epochs=30, seed=0), source, target)
+    assert gnn["pi_l1_error"] > features["pi_l1_error"]

@@ -33,6 +33,7 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
+from sklearn.linear_model import LogisticRegression
 
 from repro.common.device import select_device
 from repro.common.seeding import seed_everything, set_threads
@@ -42,7 +43,19 @@ from repro.plsa.gnn import WeightedSAGE
 
 log = logging.getLogger(__name__)
 
-METHODS = ("erm", "strurw", "pa", "plsa", "oracle")
+# "<estimator>_features": the estimator reads a feature-only predictor (logistic regression
+# on node features, calibrated) instead of the GNN. The factorised pair likelihood assumes
+# P(y_u | x_u) does not look at v; a GNN's prediction for u already uses v's features.
+METHODS = (
+    "erm",
+    "strurw",
+    "pa",
+    "plsa",
+    "oracle",
+    "strurw_features",
+    "pa_features",
+    "plsa_features",
+)
 SELECTIONS = ("source", "target")
 _FIELDS = (("x", torch.float32), ("edge_index", torch.long), ("y", torch.long))
 
@@ -99,11 +112,12 @@ def split_nodes(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.n
 def _estimate_pi(cfg, source, target, p_s, p_t, fitted, truth) -> tuple[np.ndarray, dict]:
     """π̂^T with the method's estimator from calibrated probabilities, and solver info."""
     k = source.num_classes
-    if cfg.method == "oracle":
+    method = cfg.method.removesuffix("_features")
+    if method == "oracle":
         return truth["pi_t"], {}
-    if cfg.method == "strurw":
+    if method == "strurw":
         return estimators.hard_label_estimate(p_t, target.edge_index, k), {}
-    if cfg.method == "pa":  # C from all source edges (the brief's choice)
+    if method == "pa":  # C from all source edges (the brief's choice)
         confusion = estimators.pair_confusion(p_s, source.y, source.edge_index, k)
         return estimators.moment_matching_estimate(
             p_t, target.edge_index, confusion, truth["pi_s"], lam=cfg.lam_w
@@ -125,11 +139,16 @@ def _estimate_beta(cfg, p_val, y_val, p_t, fitted, truth) -> np.ndarray:
 
 def _estimate(cfg, source, target, logits_s, logits_t, val_s, truth, beta_now):
     """(π̂^T, γ, β, info) from the current model's float64 numpy logits."""
+    if "feature_logits" in truth:  # the *_features variants
+        logits_s, logits_t = truth["feature_logits"]
     temperature = calibration.fit_temperature(logits_s[val_s], source.y[val_s])
     p_s, p_t = (calibration.softmax(z, temperature) for z in (logits_s, logits_t))
     # A β-weighted loss fits the classifier to the prior p^S ⊙ β, not p^S: the likelihood
     # estimators (PLSA, MLLS) must divide by the prior its posteriors belong to. The floor
     # keeps P / prior finite when MLLS has driven a β_y to 0.
+    # (The feature-only predictor is fit without β: its prior is p^S.)
+    if "feature_logits" in truth:
+        beta_now = np.ones_like(beta_now)
     fitted = np.maximum(truth["prior_s"] * beta_now, 1e-8)
     fitted = fitted / fitted.sum()
     pi_hat, info = _estimate_pi(cfg, source, target, p_s, p_t, fitted, truth)
@@ -137,6 +156,12 @@ def _estimate(cfg, source, target, logits_s, logits_t, val_s, truth, beta_now):
     gamma = estimators.edge_weights_gamma(pi_hat, truth["pi_s"])
     info = {"temperature": float(temperature), **_scalars(info)}
     return np.asarray(pi_hat, dtype=np.float64), gamma, np.asarray(beta, dtype=np.float64), info
+
+
+def _feature_logits(source: Graph, target: Graph, train_s: np.ndarray):
+    """Logits of a logistic regression on node features alone (fit on source training nodes)."""
+    model = LogisticRegression(max_iter=1000).fit(source.x[train_s], source.y[train_s])
+    return model.decision_function(source.x), model.decision_function(target.x)
 
 
 def _scalars(info: dict) -> dict:
@@ -166,6 +191,9 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         "prior_s": np.bincount(source.y, minlength=k) / len(source.y),
         "prior_t": np.bincount(target.y, minlength=k) / len(target.y),
     }
+
+    if cfg.method.endswith("_features"):
+        truth["feature_logits"] = _feature_logits(source, target, train_s)
 
     def tensor(a, dtype):
         return torch.as_tensor(np.asarray(a), dtype=dtype, device=device)
