@@ -60,13 +60,19 @@ def metrics_table(
         squeeze=False,
     )
     for ax, metrics in zip(axes[:, 0], all_metrics, strict=True):
-        names = [n for n in metric_names if n in next(iter(metrics["methods"].values()))["mean"]]
+        present = {n for v in metrics["methods"].values() for n in v["mean"]}
+        names = [n for n in metric_names if n in present]  # a metric some methods lack shows "–"
         rows, best = [], {}
         for n in names:
-            values = {m: v["mean"][n] for m, v in metrics["methods"].items()}
+            values = {m: v["mean"][n] for m, v in metrics["methods"].items() if n in v["mean"]}
             best[n] = (max if n in higher_is_better else min)(values, key=values.get)
         for _method, v in metrics["methods"].items():
-            rows.append([f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" for n in names])
+            rows.append(
+                [
+                    f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" if n in v["mean"] else "–"
+                    for n in names
+                ]
+            )
         table = ax.table(
             cellText=rows,
             rowLabels=list(metrics["methods"]),
