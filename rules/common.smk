@@ -43,11 +43,11 @@ def qsurv_datasets_configured():
     q = config["papers"].get("qsurv", {})
     return list(q.get("synthetic", {}).get("scenarios", [])) + list(
         q.get("real_datasets", {})
-    )  # papers with rules in this workflow, in report order
+    )
 
 
 def _one_of(names):
-    """A wildcard pattern matching exactly the configured names (never 'quadrature')."""
+    """A wildcard pattern matching exactly the configured names (reserved names: configcheck)."""
     return "|".join(sorted(list(names), key=len, reverse=True)) or "(?!)"
 
 
@@ -112,7 +112,7 @@ def qsurv_prepare_params(wildcards):
         "fractions": q["split"],
         "n_samples": q["synthetic"]["n_samples"],
         "censoring_rate": q["synthetic"]["censoring_rate"],
-        "metric_grid_points": q["evaluation"]["prediction_grid_points"],
+        "prediction_grid_points": q["evaluation"]["prediction_grid_points"],
         "truth_grid_points": q["evaluation"]["truth_grid_points"],
         "truth_quantile": q["evaluation"]["truth_quantile"],
     }

@@ -61,7 +61,7 @@ def tiny_synthetic(tmp_path_factory):
         source="synthetic",
         seeds=(3,),
         n_samples=300,
-        metric_grid_points=30,
+        prediction_grid_points=30,
         truth_grid_points=12,
     )
     prepare(cfg, str(out))

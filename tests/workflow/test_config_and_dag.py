@@ -130,8 +130,11 @@ def test_a_config_without_a_paper_builds_without_its_jobs(tmp_path, missing):
     path = tmp_path / "one_paper.yaml"
     path.write_text(yaml.safe_dump(config))
     result = snakemake("-n", "--configfile", str(path), workdir=tmp_path, timeout=120)
-    jobs = {line.split()[0] for line in result.stdout.splitlines()
-            if len(line.split()) == 2 and line.split()[1].isdigit()}
+    jobs = {
+        line.split()[0]
+        for line in result.stdout.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
     assert not any(job.startswith(f"{missing}_") for job in jobs)
     other = "plsa" if missing == "qsurv" else "qsurv"
     assert f"{other}_claims" in jobs

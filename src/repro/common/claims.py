@@ -7,6 +7,7 @@ workflow gathers them into ``results/claims.md`` with :func:`claims_markdown`.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import operator
 from collections.abc import Iterable, Mapping
@@ -15,6 +16,8 @@ from typing import Any
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_TESTED = "not tested at this scale"
+
+log = logging.getLogger(__name__)
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
@@ -147,3 +150,65 @@ def compare_methods(
         "description": criterion.get("description", f"shortfall vs best baseline ({statistic})"),
     }
     return check(claim_id, claim, measured, described, paper_value=paper_value, details=details)
+
+
+def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[str, Any]) -> Claim:
+    """A ``comparison`` claim from config: ``spec`` names dataset, metric, method, baselines,
+    lower_is_better, criterion (and optionally statistic, paper_value); ``metrics`` maps data
+    set names to metrics documents {methods: {m: {mean, std, [selection]}}}.
+
+    A data set or method absent from this run makes the claim "not tested at this scale";
+    methods that do not report the metric (ERM estimates no π̂) are left out.
+    """
+    paper_value = spec.get("paper_value")
+    if spec["dataset"] not in metrics:
+        return not_tested(
+            claim_id,
+            spec["claim"],
+            f"data set {spec['dataset']} is not in this run",
+            paper_value=paper_value,
+        )
+    metric = spec["metric"]
+    methods = {m: v for m, v in metrics[spec["dataset"]]["methods"].items() if metric in v["mean"]}
+    missing = [m for m in [spec["method"], *spec["baselines"]] if m not in methods]
+    if missing:
+        return not_tested(
+            claim_id,
+            spec["claim"],
+            f"{missing} report no {metric} in this run",
+            paper_value=paper_value,
+        )
+    claim = compare_methods(
+        claim_id,
+        spec["claim"],
+        {m: v["mean"][metric] for m, v in methods.items()},
+        {m: v["std"][metric] for m, v in methods.items()},
+        method=spec["method"],
+        baselines=spec["baselines"],
+        lower_is_better=spec["lower_is_better"],
+        criterion=spec["criterion"],
+        statistic=spec.get("statistic", "difference"),
+        paper_value=paper_value,
+    )
+    context = f"{spec['dataset']}, {metric}"
+    selection = methods[spec["method"]].get("selection")
+    if selection:
+        context += f", model selection on {selection} labels"
+    return dataclasses.replace(claim, details=f"{context}: {claim.details}")
+
+
+def run_claims(specs: Mapping[str, Mapping[str, Any]], handlers: Mapping[str, Any]) -> list[Claim]:
+    """Check every configured claim with the handler of its kind (``not_tested`` built in)."""
+    claims = []
+    for claim_id, spec in specs.items():
+        if spec["kind"] == "not_tested":
+            claim = not_tested(
+                claim_id, spec["claim"], spec["reason"], paper_value=spec.get("paper_value")
+            )
+        elif spec["kind"] in handlers:
+            claim = handlers[spec["kind"]](claim_id, spec)
+        else:
+            raise ValueError(f"claim {claim_id}: unknown kind {spec['kind']!r}")
+        log.info("%s: %s (%s)", claim_id, claim.verdict, claim.details)
+        claims.append(claim)
+    return claims

@@ -10,14 +10,10 @@ settings), ``comparison`` (end-to-end metric against the best of some baselines)
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 
-from repro.common.claims import Claim, check, compare_methods, not_tested
+from repro.common.claims import Claim, check, comparison_claim, not_tested, run_claims
 from repro.common.io import read_json, write_json
-
-log = logging.getLogger(__name__)
 
 
 def _settings(rows):
@@ -89,27 +85,14 @@ def _hard_label_floor(cid, spec, rate) -> Claim:
     )
 
 
-def _comparison(cid, spec, metrics) -> Claim:
-    if spec["dataset"] not in metrics:
-        return not_tested(cid, spec["claim"], f"data set {spec['dataset']} is not in this run")
-    metric = spec["metric"]
-    # methods that do not report the metric (ERM estimates no π̂) are left out
-    methods = {m: v for m, v in metrics[spec["dataset"]]["methods"].items() if metric in v["mean"]}
-    claim = compare_methods(
-        cid,
-        spec["claim"],
-        {m: v["mean"][metric] for m, v in methods.items()},
-        {m: v["std"][metric] for m, v in methods.items()},
-        method=spec["method"],
-        baselines=spec["baselines"],
-        lower_is_better=spec["lower_is_better"],
-        criterion=spec["criterion"],
-        statistic=spec.get("statistic", "difference"),
-        paper_value=spec.get("paper_value"),
-    )
-    selection = next(iter(methods.values())).get("selection")
-    details = f"{spec['dataset']}, {metric}, model selection on {selection} labels: {claim.details}"
-    return Claim(**{**claim.__dict__, "details": details})
+def check_claims(specs: dict, rate_path: str, metrics_paths: dict[str, str], output: str):
+    rate = read_json(rate_path)
+    metrics = {name: read_json(path) for name, path in metrics_paths.items()}
+    handlers = {kind: (lambda cid, spec, f=f: f(cid, spec, rate)) for kind, f in KINDS.items()}
+    handlers["comparison"] = lambda cid, spec: comparison_claim(cid, spec, metrics)
+    claims = run_claims(specs, handlers)
+    write_json(output, claims)
+    return claims
 
 
 KINDS = {
@@ -117,23 +100,3 @@ KINDS = {
     "rate_slope": _rate_slope,
     "hard_label_floor": _hard_label_floor,
 }
-
-
-def check_claims(specs: dict, rate_path: str, metrics_paths: dict[str, str], output: str):
-    rate = read_json(rate_path)
-    metrics = {name: read_json(path) for name, path in metrics_paths.items()}
-    claims = []
-    for cid, spec in specs.items():
-        if spec["kind"] in KINDS:
-            claims.append(KINDS[spec["kind"]](cid, spec, rate))
-        elif spec["kind"] == "comparison":
-            claims.append(_comparison(cid, spec, metrics))
-        elif spec["kind"] == "not_tested":
-            claims.append(
-                not_tested(cid, spec["claim"], spec["reason"], paper_value=spec.get("paper_value"))
-            )
-        else:
-            raise ValueError(f"claim {cid}: unknown kind {spec['kind']!r}")
-        log.info("%s: %s (%s)", cid, claims[-1].verdict, claims[-1].details)
-    write_json(output, claims)
-    return claims

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.common.configcheck import ConfigError, check_claim_kinds
 
-class ConfigError(ValueError):
-    pass
+CLAIM_KINDS = ("small_edges_win", "rate_slope", "hard_label_floor", "comparison", "not_tested")
+# file names of the estimator studies' metrics, which a data set must not take
+RESERVED = ("estimator_rate", "estimator_shift")
 
 
 def check(config: dict[str, Any]) -> None:
@@ -29,11 +31,12 @@ def check(config: dict[str, Any]) -> None:
                     f"papers.plsa.end_to_end.datasets.{name}.{domain}: "
                     f"{spec[domain]!r} is not a key under downloads"
                 )
+    for name in set(plsa["end_to_end"]["datasets"]) & set(RESERVED):
+        raise ConfigError(f"papers.plsa.end_to_end.datasets.{name}: the name is reserved")
+    check_claim_kinds("plsa", plsa["claims"], CLAIM_KINDS)
     methods = plsa["end_to_end"]["methods"]
     for cid, claim in plsa["claims"].items():
         key = f"papers.plsa.claims.{cid}"
-        if claim["kind"] in ("quadrature_convergence", "error_bound"):
-            raise ConfigError(f"{key}.kind: {claim['kind']} is a QSurv claim kind")
         if claim["kind"] != "comparison" or claim["dataset"] not in plsa["end_to_end"]["datasets"]:
             continue
         for name in [claim["method"], *claim["baselines"]]:

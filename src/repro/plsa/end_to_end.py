@@ -72,6 +72,10 @@ def aggregate(dataset: str, run_paths: dict[str, str], output: str) -> dict:
             "selection": document["results"][0].get("selection"),
             "training_provenance": document["provenance"],
         }
+        if seeds is not None and document["seeds"] != seeds:
+            raise ValueError(
+                f"{path}: seeds {document['seeds']} differ from the other methods' {seeds}"
+            )
         seeds = document["seeds"]
     result = {"dataset": dataset, "seeds": seeds, "methods": methods}
     write_json(output, result)

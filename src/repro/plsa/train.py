@@ -7,7 +7,8 @@ weights (1 − mix) + mix·γ[y_u, y_v] (true source labels) on the source graph
 with ``label_weights``, class weights β_y on the source cross-entropy.
 
 Methods: ``erm`` (no reweighting), ``strurw`` (hard pseudo-labels), ``pa`` (moment matching,
-Pair-Align), ``plsa`` (pairwise likelihood EM), ``oracle`` (true target π^T and p^T/p^S).
+Pair-Align), ``plsa`` (pairwise likelihood EM), ``oracle`` (true target π^T and p^T/p^S),
+and ``<estimator>_features``, where the estimator reads a feature-only predictor (see METHODS).
 The source graph's forward pass always uses the current edge weights (training, validation,
 calibration, the source moments of ``pa``), as in Pair-Align; the target graph is never
 reweighted.
@@ -62,7 +63,7 @@ _FIELDS = (("x", torch.float32), ("edge_index", torch.long), ("y", torch.long))
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    method: str  # erm | strurw | pa | plsa | oracle
+    method: str  # one of METHODS
     epochs: int = 150
     lr: float = 3e-3
     hidden: int = 32
@@ -106,6 +107,8 @@ def split_nodes(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.n
     """(rest, held-out) node indices; the held-out part is ``round(fraction·n)`` nodes."""
     order = rng.permutation(n)
     held = int(round(fraction * n))
+    if held == 0 or held == n:
+        raise ValueError(f"a {fraction} split of {n} nodes leaves one part empty")
     return np.sort(order[held:]), np.sort(order[:held])
 
 
@@ -273,6 +276,8 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
             )
 
     best_epoch = best[1]
+    if best[2] is None:  # every validation accuracy was NaN, or too few epochs to select
+        raise RuntimeError(f"{cfg.method}: no epoch after {first_candidate - 1} could be selected")
     if checkpoint is not None:
         torch.save(best[2], checkpoint)
     return {

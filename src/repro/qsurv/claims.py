@@ -8,13 +8,10 @@ metric of one data set) or ``not_tested`` (with the reason).
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from repro.common.claims import Claim, check, compare_methods, not_tested
+from repro.common.claims import Claim, check, comparison_claim, run_claims
 from repro.common.io import read_json, write_json
-
-log = logging.getLogger(__name__)
 
 
 def _quadrature_convergence(cid: str, spec: dict, quadrature: dict) -> Claim:
@@ -47,59 +44,20 @@ def _error_bound(cid: str, spec: dict, quadrature: dict) -> Claim:
     )
 
 
-def _comparison(cid: str, spec: dict, metrics: dict[str, dict]) -> Claim:
-    if spec["dataset"] not in metrics:
-        return not_tested(
-            cid,
-            spec["claim"],
-            f"data set {spec['dataset']} is not in this run",
-            paper_value=spec.get("paper_value"),
-        )
-    methods = metrics[spec["dataset"]]["methods"]
-    missing = [m for m in [spec["method"], *spec["baselines"]] if m not in methods]
-    if missing:
-        return not_tested(
-            cid,
-            spec["claim"],
-            f"methods {missing} are not in this run",
-            paper_value=spec.get("paper_value"),
-        )
-    metric = spec["metric"]
-    claim = compare_methods(
-        cid,
-        spec["claim"],
-        {m: v["mean"][metric] for m, v in methods.items()},
-        {m: v["std"][metric] for m, v in methods.items()},
-        method=spec["method"],
-        baselines=spec["baselines"],
-        lower_is_better=spec["lower_is_better"],
-        criterion=spec["criterion"],
-        statistic=spec.get("statistic", "difference"),
-        paper_value=spec.get("paper_value"),
-    )
-    return Claim(**{**claim.__dict__, "details": f"{spec['dataset']}, {metric}: {claim.details}"})
-
-
 def check_claims(
     claim_specs: dict[str, Any], quadrature_path: str, metrics_paths: dict[str, str], output: str
 ) -> list[Claim]:
     quadrature = read_json(quadrature_path)
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
-    claims = []
-    for cid, spec in claim_specs.items():
-        kind = spec["kind"]
-        if kind == "quadrature_convergence":
-            claims.append(_quadrature_convergence(cid, spec, quadrature))
-        elif kind == "error_bound":
-            claims.append(_error_bound(cid, spec, quadrature))
-        elif kind == "comparison":
-            claims.append(_comparison(cid, spec, metrics))
-        elif kind == "not_tested":
-            claims.append(
-                not_tested(cid, spec["claim"], spec["reason"], paper_value=spec.get("paper_value"))
-            )
-        else:
-            raise ValueError(f"claim {cid}: unknown kind {kind!r}")
-        log.info("%s: %s (%s)", cid, claims[-1].verdict, claims[-1].details)
+    claims = run_claims(
+        claim_specs,
+        {
+            "quadrature_convergence": lambda cid, spec: _quadrature_convergence(
+                cid, spec, quadrature
+            ),
+            "error_bound": lambda cid, spec: _error_bound(cid, spec, quadrature),
+            "comparison": lambda cid, spec: comparison_claim(cid, spec, metrics),
+        },
+    )
     write_json(output, claims)
     return claims

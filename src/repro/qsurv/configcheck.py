@@ -9,11 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from repro.common.configcheck import ConfigError, check_claim_kinds
 from repro.qsurv.catalog import BUNDLED
 
-
-class ConfigError(ValueError):
-    pass
+CLAIM_KINDS = ("quadrature_convergence", "error_bound", "comparison", "not_tested")
 
 
 def _methods_known(q: dict, key: str, names: list[str]) -> None:
@@ -33,6 +32,8 @@ def check(config: dict[str, Any]) -> None:
         raise ConfigError(f"papers.qsurv.split: fractions must sum to 1, got {q['split']}")
     scenarios = q["synthetic"]["scenarios"]
     real = q["real_datasets"]
+    if "quadrature" in real:  # the quadrature study's metrics file has that name
+        raise ConfigError("papers.qsurv.real_datasets.quadrature: the name is reserved")
     for name in set(scenarios) & set(real):
         raise ConfigError(
             f"papers.qsurv.real_datasets.{name}: the name is also a synthetic scenario"
@@ -57,6 +58,7 @@ def check(config: dict[str, Any]) -> None:
         raise ConfigError("papers.qsurv.synthetic_methods: empty, but scenarios are configured")
     if real and not q["real_methods"]:
         raise ConfigError("papers.qsurv.real_methods: empty, but real data sets are configured")
+    check_claim_kinds("qsurv", q["claims"], CLAIM_KINDS)
     datasets = {
         **{s: q["synthetic_methods"] for s in scenarios},
         **{r: q["real_methods"] for r in real},

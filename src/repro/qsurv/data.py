@@ -84,7 +84,7 @@ def load_bundled(name: str) -> SurvivalFrame:
     covariates, outcome = loaders[name]()
     event_field, time_field = outcome.dtype.names
     if name == "flchain":  # as in the official code
-        covariates = covariates.drop(columns=["chapter", "sample.yr", "flc.grp"])
+        covariates = covariates.drop(columns=RDATASETS["flchain"]["drop"])
     return _positive_times(
         covariates.reset_index(drop=True), outcome[time_field], outcome[event_field]
     )

@@ -28,7 +28,7 @@ class PrepareConfig:
     fractions: tuple[float, float, float] = (0.6, 0.2, 0.2)
     n_samples: int = 2500  # synthetic only
     censoring_rate: float = 0.2  # synthetic only
-    metric_grid_points: int = 200
+    prediction_grid_points: int = 200  # grid on which every model predicts S(t | x)
     truth_grid_points: int = 50
     truth_quantile: float = 0.9
 
@@ -60,7 +60,7 @@ def prepare(cfg: PrepareConfig, output: str, raw_file: str | None = None) -> dic
         frame, scenario = (shared, None) if shared is not None else _synthetic_frame(cfg, seed)
         arrays = fit_transform_split(frame, cfg.fractions, seed)
         t_test = arrays["t_test"]
-        arrays["metric_grid"] = np.linspace(0.0, t_test.max(), cfg.metric_grid_points)
+        arrays["metric_grid"] = np.linspace(0.0, t_test.max(), cfg.prediction_grid_points)
         arrays["truth_grid"] = np.linspace(
             arrays["t_train"].min(), np.quantile(t_test, cfg.truth_quantile), cfg.truth_grid_points
         )
