@@ -32,14 +32,14 @@ def plsa_methods():
 
 def all_datasets():
     """Every paper's data set names: the {dataset} wildcard matches exactly these."""
-    return qsurv_datasets_configured() + plsa_datasets()
+    return qsurv_datasets() + plsa_datasets()
 
 
 def all_methods():
     return list(config["papers"].get("qsurv", {}).get("methods", {})) + plsa_methods()
 
 
-def qsurv_datasets_configured():
+def qsurv_datasets():
     q = config["papers"].get("qsurv", {})
     return list(q.get("synthetic", {}).get("scenarios", [])) + list(
         q.get("real_datasets", {})
@@ -81,10 +81,6 @@ def qsurv_config():
 
 def qsurv_synthetic():
     return list(qsurv_config().get("synthetic", {}).get("scenarios", []))
-
-
-def qsurv_datasets():
-    return qsurv_datasets_configured()
 
 
 def qsurv_methods(dataset):
@@ -134,7 +130,7 @@ def qsurv_train_logs(wildcards):
 
 
 def qsurv_metrics(datasets):
-    return {d: f"results/qsurv/metrics/{d}.json" for d in datasets}
+    return [f"results/qsurv/metrics/{d}.json" for d in datasets]
 
 
 # --- PLSA --------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ rule qsurv_figure_hazards:
 
 rule qsurv_figure_metrics:
     input:
-        metrics=list(qsurv_metrics(qsurv_datasets()).values()),
+        metrics=qsurv_metrics(qsurv_datasets()),
     output:
         png=report(
             "results/qsurv/figures/metrics_table.png",
@@ -144,7 +144,7 @@ rule qsurv_figure_metrics:
 
 rule qsurv_figure_ablation:
     input:
-        metrics=list(qsurv_metrics(qsurv_synthetic()).values()),
+        metrics=qsurv_metrics(qsurv_synthetic()),
     output:
         png=report(
             "results/qsurv/figures/ablation.png",
@@ -166,7 +166,7 @@ rule qsurv_figure_ablation:
 rule qsurv_claims:
     input:
         quadrature="results/qsurv/metrics/quadrature.json",
-        metrics=list(qsurv_metrics(qsurv_datasets()).values()),
+        metrics=qsurv_metrics(qsurv_datasets()),
         figures=[
             "results/qsurv/figures/quadrature_error.png",
             "results/qsurv/figures/metrics_table.png",

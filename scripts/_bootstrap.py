@@ -34,3 +34,11 @@ def setup_logging(snakemake) -> logging.Logger:
 
     sys.excepthook = log_uncaught
     return log
+
+
+def read_json_inputs(paths) -> list:
+    """The JSON documents of a named input that holds one path or a list of paths."""
+    from repro.common.io import read_json
+
+    return [read_json(path) for path in ([paths] if isinstance(paths, str) else paths)]
+

@@ -1,12 +1,10 @@
-from _bootstrap import setup_logging
+from _bootstrap import read_json_inputs, setup_logging
 
-from repro.common.io import read_json
 from repro.plsa import figures
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-paths = sm.input.metrics
-metrics = [read_json(path) for path in ([paths] if isinstance(paths, str) else paths)]
+metrics = read_json_inputs(sm.input.metrics)
 png, pdf = sm.output.png, sm.output.pdf
 if sm.params.figure == "accuracy_table":
     figures.accuracy_table(metrics, list(sm.params.metrics), png, pdf)
