@@ -16,29 +16,38 @@ from repro.common.claims import Claim, check, comparison_claim, not_tested, run_
 from repro.common.io import read_json, write_json
 
 
-def _settings(rows):
-    return sorted({(r["shift"], r["sigma"]) for r in rows})
-
-
-def _small_edges_win(cid, spec, rate) -> Claim:
-    shares = {}
-    for shift, sigma in _settings(rate["rows"]):
+def _at_size(rate: dict, choose):
+    """(label, rows) per (shift, σ) setting, keeping the rows at the size ``choose`` picks."""
+    for shift, sigma in sorted({(r["shift"], r["sigma"]) for r in rate["rows"]}):
         rows = [r for r in rate["rows"] if (r["shift"], r["sigma"]) == (shift, sigma)]
-        smallest = min(r["n"] for r in rows)
-        wins = [
-            r["error"]["plsa"] < r["error"]["moment_matching"] for r in rows if r["n"] == smallest
-        ]
-        shares[f"{shift}, σ={sigma:g}, n={smallest}"] = float(np.mean(wins))
-    worst = min(shares, key=shares.get)
-    details = "; ".join(f"{k}: {v:.0%}" for k, v in shares.items())
+        n = choose(r["n"] for r in rows)
+        yield f"{shift}, σ={sigma:g}, n={n}", [r for r in rows if r["n"] == n]
+
+
+def _worst(cid, spec, values: dict, worst, fmt, prefix: str) -> Claim:
+    """Check the least favourable of several settings' numbers; all of them in the details."""
+    key = worst(values, key=values.get)
+    details = "; ".join(f"{k}: {fmt(v)}" for k, v in values.items())
     return check(
         cid,
         spec["claim"],
-        shares[worst],
+        values[key],
         spec["criterion"],
         paper_value=spec.get("paper_value"),
-        details=f"PLSA < MM in {details}",
+        details=prefix + details,
     )
+
+
+def _mean_error(rows, estimator) -> float:
+    return float(np.mean([r["error"][estimator] for r in rows]))
+
+
+def _small_edges_win(cid, spec, rate) -> Claim:
+    shares = {
+        label: float(np.mean([r["error"]["plsa"] < r["error"]["moment_matching"] for r in rows]))
+        for label, rows in _at_size(rate, min)
+    }
+    return _worst(cid, spec, shares, min, lambda v: f"{v:.0%}", "PLSA < MM in ")
 
 
 def _rate_slope(cid, spec, rate) -> Claim:
@@ -49,40 +58,17 @@ def _rate_slope(cid, spec, rate) -> Claim:
         for setting, slopes in rate["slopes"].items()
         for e in ("moment_matching", "plsa")
     }
-    worst = max(distances, key=distances.get)
-    details = "; ".join(
-        f"{setting}: MM {s['moment_matching']:.2f}, PLSA {s['plsa']:.2f}"
-        for setting, s in rate["slopes"].items()
-    )
-    return check(
-        cid,
-        spec["claim"],
-        distances[worst],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=f"log-log slopes {details}",
+    return _worst(
+        cid, spec, distances, max, lambda v: f"{v:.2f}", "|slope + 1/2| per setting and estimator: "
     )
 
 
 def _hard_label_floor(cid, spec, rate) -> Claim:
-    ratios = {}
-    for shift, sigma in _settings(rate["rows"]):
-        rows = [r for r in rate["rows"] if (r["shift"], r["sigma"]) == (shift, sigma)]
-        largest = max(r["n"] for r in rows)
-        top = [r for r in rows if r["n"] == largest]
-        ratios[f"{shift}, σ={sigma:g}, n={largest}"] = np.mean(
-            [r["error"]["hard_label"] for r in top]
-        ) / np.mean([r["error"]["plsa"] for r in top])
-    worst = min(ratios, key=ratios.get)
-    details = "; ".join(f"{k}: {v:.2f}" for k, v in ratios.items())
-    return check(
-        cid,
-        spec["claim"],
-        ratios[worst],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=f"hard / PLSA error: {details}",
-    )
+    ratios = {
+        label: _mean_error(rows, "hard_label") / _mean_error(rows, "plsa")
+        for label, rows in _at_size(rate, max)
+    }
+    return _worst(cid, spec, ratios, min, lambda v: f"{v:.2f}", "hard / PLSA error: ")
 
 
 def check_claims(specs: dict, rate_path: str, metrics_paths: dict[str, str], output: str):
