@@ -83,3 +83,12 @@ def test_run(tmp_path_factory, test_config) -> Path:
     workdir = tmp_path_factory.mktemp("test_config_run")
     snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
     return workdir / "results"
+
+
+def assert_claims_report_lists(results: Path, paper: str, claims: dict) -> None:
+    """results/claims.md has the paper's section with every claim and its verdict count."""
+    section = (results / "claims.md").read_text().split(f"## {paper}")[1].split("\n## ")[0]
+    for claim in claims.values():
+        assert claim["claim"] in section
+    reproduced = sum(c["verdict"] == "reproduced" for c in claims.values())
+    assert section.count("**reproduced**") == reproduced

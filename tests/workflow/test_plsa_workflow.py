@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from repro.plsa.study import EstimatorStudyConfig, one_repetition
-from tests.conftest import ROOT
+from tests.conftest import ROOT, assert_claims_report_lists
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
@@ -68,11 +68,7 @@ def test_claims_follow_from_the_study(test_run):
     assert claims["hard_label_bias"]["verdict"] == (
         "reproduced" if ratio >= 2 else "not reproduced"
     )
-    section = (test_run / "claims.md").read_text().split("## plsa")[1].split("\n## ")[0]
-    for claim in claims.values():
-        assert claim["claim"] in section
-    reproduced = sum(c["verdict"] == "reproduced" for c in claims.values())
-    assert section.count("**reproduced**") == reproduced
+    assert_claims_report_lists(test_run, "plsa", claims)
 
 
 def test_figures_are_real_images(test_run):

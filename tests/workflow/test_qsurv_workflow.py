@@ -12,7 +12,7 @@ import yaml
 from repro.common.io import read_npz
 from repro.qsurv.metrics import survival_metrics
 from repro.qsurv.quadrature_study import QuadratureConfig, relative_errors
-from tests.conftest import ROOT, snakemake
+from tests.conftest import ROOT, assert_claims_report_lists, snakemake
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
@@ -92,11 +92,7 @@ def test_claims_follow_from_metrics_and_criteria(run):
     assert k3["measured"] == pytest.approx(gap)
     assert k3["verdict"] == ("reproduced" if gap <= 0 else "not reproduced")
     assert claims["imaging"]["verdict"] == "not tested at this scale"
-    section = (run / "claims.md").read_text().split("## qsurv")[1].split("\n## ")[0]
-    for claim in claims.values():
-        assert claim["claim"] in section
-    reproduced = sum(c["verdict"] == "reproduced" for c in claims.values())
-    assert section.count("**reproduced**") == reproduced
+    assert_claims_report_lists(run, "qsurv", claims)
 
 
 def test_figures_are_real_images(run):
