@@ -29,6 +29,8 @@ wildcard_constraints:
 include: "rules/datasets.smk"
 include: "rules/qsurv.smk"
 include: "rules/plsa.smk"
+include: "rules/sbd.smk"
+include: "rules/delta_mem.smk"
 include: "rules/report.smk"
 
 

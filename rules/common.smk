@@ -10,12 +10,16 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common.device import visible_gpu_count  # noqa: E402
 from repro.qsurv.configcheck import check as check_qsurv_config  # noqa: E402
 from repro.plsa.configcheck import check as check_plsa_config  # noqa: E402
+from repro.sbd.configcheck import check as check_sbd_config  # noqa: E402
+from repro.delta_mem.configcheck import check as check_delta_mem_config  # noqa: E402
 
 validate(config, "../workflow/schemas/config.schema.yaml")
 check_qsurv_config(config)
 check_plsa_config(config)
+check_sbd_config(config)
+check_delta_mem_config(config)
 
-PAPERS = ("qsurv", "plsa")
+PAPERS = ("qsurv", "plsa", "sbd", "delta_mem")
 
 
 def plsa_config():
@@ -32,11 +36,16 @@ def plsa_methods():
 
 def all_datasets():
     """Every paper's data set names: the {dataset} wildcard matches exactly these."""
-    return qsurv_datasets() + plsa_datasets()
+    return qsurv_datasets() + plsa_datasets() + sbd_datasets() + delta_mem_datasets()
 
 
 def all_methods():
-    return list(config["papers"].get("qsurv", {}).get("methods", {})) + plsa_methods()
+    return (
+        list(config["papers"].get("qsurv", {}).get("methods", {}))
+        + plsa_methods()
+        + sbd_methods()
+        + delta_mem_methods()
+    )
 
 
 def qsurv_datasets():
@@ -156,3 +165,29 @@ def plsa_raw_inputs(wildcards):
 
 def plsa_metrics():
     return [f"results/plsa/metrics/{d}.json" for d in plsa_datasets()]
+
+
+# --- SBD ---------------------------------------------------------------------------------
+def sbd_config():
+    return config["papers"].get("sbd", {})
+
+
+def sbd_datasets():
+    return []
+
+
+def sbd_methods():
+    return []
+
+
+# --- δ-Mem -------------------------------------------------------------------------------
+def delta_mem_config():
+    return config["papers"].get("delta_mem", {})
+
+
+def delta_mem_datasets():
+    return []
+
+
+def delta_mem_methods():
+    return []

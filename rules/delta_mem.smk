@@ -1,0 +1,1 @@
+# placeholder: rules of delta_mem go here
