@@ -173,11 +173,31 @@ def sbd_config():
 
 
 def sbd_datasets():
-    return []
+    return list(sbd_config().get("datasets", {}))
 
 
 def sbd_methods():
-    return []
+    return list(sbd_config().get("methods", {}))
+
+
+def sbd_raw_input(wildcards):
+    """The downloaded file of a full-scale graph; nothing for planted or bundled ones."""
+    spec = sbd_config()["datasets"][wildcards.dataset]
+    if spec["kind"] != "download":
+        return {}
+    return {"raw": download_path(spec["download"])}
+
+
+def sbd_decompositions(suffix):
+    """One file per method, in the order of sbd_methods (the script zips them)."""
+    return lambda wildcards: [
+        f"results/sbd/decompositions/{wildcards.dataset}/{m}.{suffix}"
+        for m in sbd_methods()
+    ]
+
+
+def sbd_metrics():
+    return [f"results/sbd/metrics/{d}.json" for d in sbd_datasets()]
 
 
 # --- δ-Mem -------------------------------------------------------------------------------
@@ -190,4 +210,96 @@ def delta_mem_datasets():
 
 
 def delta_mem_methods():
-    return []
+    return list(delta_mem_config().get("methods", {}))
+
+
+def delta_mem_seeds(method):
+    spec = delta_mem_config()["methods"][method]
+    return spec.get("seeds", delta_mem_config()["seeds"])
+
+
+def delta_mem_runs(wildcards):
+    """Backbones, trained weights and run records of a method, one per seed (zipped)."""
+    seeds = delta_mem_seeds(wildcards.method)
+    path = f"results/delta_mem/{{}}/{wildcards.method}/seed{{}}.{{}}"
+    return {
+        "backbones": [f"results/delta_mem/backbone/seed{s}.pt" for s in seeds],
+        "models": [path.format("models", s, "pt") for s in seeds],
+        "records": [path.format("runs", s, "json") for s in seeds],
+    }
+
+
+def delta_mem_metrics(methods=None):
+    methods = delta_mem_methods() if methods is None else methods
+    return [f"results/delta_mem/metrics/{m}.json" for m in methods]
+
+
+def delta_mem_figure_methods(*roles):
+    """Methods named under papers.delta_mem.figures (main, baseline)."""
+    return [delta_mem_config()["figures"][role] for role in roles]
+
+
+def delta_mem_full():
+    return delta_mem_config().get("full_scale", {})
+
+
+def delta_mem_full_resource(step, name):
+    """A full-scale resource, looked up when a job needs it (absent from embedded configs)."""
+    return lambda wildcards: delta_mem_full()["resources"][step][name]
+
+
+def delta_mem_full_param(key):
+    return lambda wildcards: delta_mem_full()[key]
+
+
+def delta_mem_full_backbones():
+    return list(delta_mem_full().get("backbones", {}))
+
+
+def delta_mem_full_training():
+    return {k: v for k, v in delta_mem_full()["training"].items() if k != "download"}
+
+
+def delta_mem_full_adapter(wildcards):
+    """base: none (zero-initialised δ-Mem is the base model); released: the hub repo id."""
+    if wildcards.adapter == "trained":
+        return f"results/delta_mem/full/adapters/{wildcards.backbone}.safetensors"
+    if wildcards.adapter == "released":
+        return delta_mem_full()["backbones"][wildcards.backbone]["released_adapter"]
+    return None
+
+
+def delta_mem_full_locomo_inputs(wildcards):
+    inputs = {"locomo": download_path(delta_mem_full()["locomo"]["download"])}
+    if wildcards.adapter == "trained":
+        inputs["adapter"] = delta_mem_full_adapter(wildcards)
+    return inputs
+
+
+def _delta_mem_full_jobs(backbone):
+    """(adapter, condition, conversation) of every LoCoMo job of a backbone."""
+    spec, locomo = delta_mem_full()["backbones"][backbone], delta_mem_full()["locomo"]
+    jobs = []
+    for adapter in spec["adapters"]:
+        base = adapter == "base"
+        conditions = ["truncated", "full"] if base else ["state_only", "full_state"]
+        for condition in conditions:
+            jobs += [(adapter, condition, c) for c in range(locomo["conversations"])]
+    return jobs
+
+
+def delta_mem_full_locomo_shards(wildcards):
+    return [
+        f"results/delta_mem/full/locomo/{wildcards.backbone}/{a}/{c}/conv{i}.json"
+        for a, c, i in _delta_mem_full_jobs(wildcards.backbone)
+    ]
+
+
+def delta_mem_full_locomo_labels(wildcards):
+    return [f"{a}/{c}" for a, c, _ in _delta_mem_full_jobs(wildcards.backbone)]
+
+
+def delta_mem_variants():
+    """The δ-Mem methods (not the LoRA baseline): the ablation figure compares them."""
+    methods = delta_mem_config().get("methods", {})
+    return [m for m, s in methods.items() if s["kind"] != "lora"]

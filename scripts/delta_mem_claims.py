@@ -1,0 +1,9 @@
+from _bootstrap import setup_logging
+
+from repro.delta_mem.claims import check_claims
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+metrics = dict(zip(sm.params.methods, sm.input.metrics, strict=True))
+locomo = dict(zip(sm.params.backbones, sm.input.locomo, strict=True))
+check_claims(dict(sm.params.claims), metrics, sm.output.claims, locomo)

@@ -1,0 +1,26 @@
+from _bootstrap import setup_logging
+
+from repro.delta_mem.evaluate import EvalConfig, evaluate_method
+from repro.delta_mem.train import TaskConfig
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+task = TaskConfig(**{**sm.params.task, "train_facts": tuple(sm.params.task["train_facts"])})
+cfg = EvalConfig(
+    **{k: tuple(v) if isinstance(v, list) else v for k, v in sm.params.evaluation.items()}
+)
+method = {k: v for k, v in sm.params.method.items() if k not in ("seeds", "optim")}
+evaluate_method(
+    sm.wildcards.method,
+    method,
+    dict(sm.params.backbone),
+    task,
+    cfg,
+    list(sm.params.seeds),
+    sm.input.backbones,
+    sm.input.models,
+    sm.input.records,
+    sm.output.metrics,
+    device=sm.params.device,
+    threads=sm.threads,
+)

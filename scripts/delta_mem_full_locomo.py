@@ -1,0 +1,22 @@
+from _bootstrap import setup_logging
+
+from repro.delta_mem.fullscale import run_locomo
+from repro.delta_mem.train import memory_config
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+cfg = sm.params.locomo
+run_locomo(
+    sm.params.backbone["model"],
+    memory_config(dict(sm.params.memory)),
+    sm.params.adapter,
+    sm.input.locomo,
+    int(sm.wildcards.shard),
+    sm.wildcards.condition,
+    sm.output.metrics,
+    key_map=sm.params.key_map,
+    device=sm.params.device,
+    dtype=sm.params.dtype,
+    write_length=cfg["write_length"],
+    max_new_tokens=cfg["max_new_tokens"],
+)

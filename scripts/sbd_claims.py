@@ -1,0 +1,8 @@
+from _bootstrap import setup_logging
+
+from repro.sbd.claims import check_claims
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+metrics = dict(zip(sm.params.datasets, sm.input.metrics, strict=True))
+check_claims(dict(sm.params.claims), metrics, sm.input.noise, sm.output.claims)

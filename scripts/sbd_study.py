@@ -1,0 +1,9 @@
+from _bootstrap import setup_logging
+
+from repro.sbd import study
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+cfg = dict(sm.params.cfg)
+greedy = {**sm.params.greedy, **cfg.pop("greedy", {})}  # the study's overrides win
+getattr(study, sm.params.study)(cfg, dict(sm.params.methods), greedy, sm.output.metrics)

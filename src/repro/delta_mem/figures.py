@@ -1,0 +1,154 @@
+"""δ-Mem figures, drawn from metrics JSON only, as PNG and PDF."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from repro.common.plotting import apply_style, save_figure
+from repro.delta_mem.episodes import N_VALUES
+
+# reference lines: the paper's multipliers (full history + state over full history) and the
+# independent reproduction's LoCoMo state-only over truncated (brief §1)
+PAPER_RATIOS = {
+    "full_state": [(1.20, "LoCoMo"), (1.31, "MemoryAgentBench")],
+    "state_only": [(1.80, "LoCoMo, indep. repro.")],
+}
+LABELS = {
+    "truncated": "(a) truncated base",
+    "state_only": "(b) δ-Mem state-only",
+    "zeroed": "(c) δ-Mem zeroed state",
+    "other_state": "(c′) another episode's state",
+    "full": "(d) full-context base",
+    "full_state": "(e) full context + state",
+    "lora": "(f) LoRA, same budget",
+    "capability": "δ-Mem attached, full window",
+}
+
+
+def _facts(metrics: dict) -> list[int]:
+    return sorted(int(n) for n in metrics["per_seed"][0]["accuracy"]["truncated"])
+
+
+def _curve(metrics, condition):
+    facts = _facts(metrics)
+    mean = [metrics["mean"][f"{condition}/{n}"] for n in facts]
+    return facts, mean, [metrics["std"][f"{condition}/{n}"] for n in facts]
+
+
+def _train_range(ax, train_facts):
+    ax.axvspan(
+        train_facts[0] - 0.3, train_facts[1] + 0.3, color="0.9", zorder=0, label="training range"
+    )
+    ax.axhline(1 / N_VALUES, color="0.4", ls=":", lw=1, label="chance")
+
+
+def accuracy_vs_facts(main: dict, lora: dict, train_facts, png, pdf) -> None:
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    panels = [
+        (
+            axes[0],
+            "history only in the state (or nowhere)",
+            [(main, c) for c in ("truncated", "state_only", "zeroed", "other_state")]
+            + [(lora, "lora")],
+        ),
+        (
+            axes[1],
+            "history in the window",
+            [(main, c) for c in ("full", "full_state", "capability")] + [(lora, "capability")],
+        ),
+    ]
+    for ax, title, curves in panels:
+        _train_range(ax, train_facts)
+        for metrics, condition in curves:
+            facts, mean, std = _curve(metrics, condition)
+            label = LABELS[condition]
+            if metrics is lora and condition == "capability":
+                label = "LoRA attached, full window"
+            ax.errorbar(facts, mean, yerr=std, marker="o", capsize=3, label=label)
+        ax.set(xlabel="facts per episode", title=title, ylim=(0, 1.05))
+        ax.legend(loc="upper right" if ax is axes[0] else "lower left")
+    axes[0].set_ylabel(f"answer accuracy (mean ± sd over {len(main['seeds'])} seeds)")
+    save_figure(fig, png, pdf)
+
+
+def gain_ratios(main: dict, png, pdf) -> None:
+    """(b)/(a), the memory-only gain, and (e)/(d), the official LoCoMo setting, per n_facts."""
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, (top, bottom, paper_key) in zip(
+        axes,
+        [("state_only", "truncated", "state_only"), ("full_state", "full", "full_state")],
+        strict=True,
+    ):
+        facts = _facts(main)
+        ratios = [main["mean"][f"{top}/{n}"] / main["mean"][f"{bottom}/{n}"] for n in facts]
+        ax.bar([str(n) for n in facts], ratios, color="C0")
+        for x, r in enumerate(ratios):
+            ax.text(x, r, f"{r:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.axhline(1.0, color="0.3", lw=1)
+        for value, name in PAPER_RATIOS[paper_key]:
+            ax.axhline(value, color="C3", ls="--", lw=1)
+            ax.text(
+                len(facts) - 0.5,
+                value,
+                f" paper {name} ×{value:g}",
+                color="C3",
+                fontsize=7,
+                va="bottom",
+                ha="right",
+            )
+        ax.set(xlabel="facts per episode", ylabel=f"{LABELS[top]} / {LABELS[bottom]}", yscale="log")
+    save_figure(fig, png, pdf)
+
+
+def ablations(variants: list[dict], seed: int, png, pdf) -> None:
+    """State-only and full+state accuracy of each variant at one seed (paired backbones)."""
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
+    for ax, condition in zip(axes, ("state_only", "full_state"), strict=True):
+        for metrics in variants:
+            row = next(r for r in metrics["per_seed"] if r["seed"] == seed)
+            facts = sorted(int(n) for n in row["accuracy"][condition])
+            ax.plot(
+                facts,
+                [row["accuracy"][condition][str(n)] for n in facts],
+                marker="o",
+                label=metrics["method"],
+            )
+        ax.set(xlabel="facts per episode", title=f"{LABELS[condition]}, seed {seed}")
+        ax.legend()
+    axes[0].set_ylabel("answer accuracy")
+    save_figure(fig, png, pdf)
+
+
+def cost(doc: dict, png, pdf) -> None:
+    apply_style()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    rows = doc["lengths"]
+    T = [r["T"] for r in rows]
+    axes[0].plot(T, [r["state_bytes"] for r in rows], marker="o", label="δ-Mem state (all layers)")
+    axes[0].plot(T, [r["kv_cache_bytes"] for r in rows], marker="s", label="KV cache of the same T")
+    axes[0].set(xscale="log", yscale="log", xlabel="tokens written", ylabel="bytes")
+    axes[0].legend()
+    widths = doc["widths"]
+    x = np.arange(len(widths))
+    axes[1].bar(x - 0.2, [1e6 * w["base_s_per_token"] for w in widths], 0.4, label="frozen base")
+    axes[1].bar(x + 0.2, [1e6 * w["delta_mem_s_per_token"] for w in widths], 0.4, label="+ δ-Mem")
+    for i, w in enumerate(widths):
+        axes[1].text(
+            i,
+            1e6 * w["delta_mem_s_per_token"],
+            f"+{w['overhead']:.0%}",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+        )
+    axes[1].set(
+        xticks=x,
+        xticklabels=[f"d={w['d_model']}, T={w['T']}" for w in widths],
+        ylabel="µs per token (forward, CPU, 1 thread)",
+    )
+    axes[1].legend()
+    save_figure(fig, png, pdf)

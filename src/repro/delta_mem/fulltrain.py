@@ -1,0 +1,158 @@
+"""Full-scale δ-Mem training on chat episodes (the QASPER-derived set), episode mode.
+
+An episode is ``{"messages": [{"role", "content"}, ...]}`` ending with an assistant turn.
+Every earlier message is written into the state (token-state write, up to ``write_length``
+tokens, the most recent kept); the visible window is the last user turn and the answer (at
+most ``visible_length`` tokens); the loss is on the answer's tokens only. The write pass
+keeps its graph: the write maps and gates learn through the state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+
+import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file
+
+from repro.delta_mem.wrapper import DeltaMem
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class FullTrainConfig:
+    lr: float = 2e-4
+    epochs: int = 1
+    grad_accum: int = 32
+    warmup: float = 0.1
+    write_length: int = 8192
+    visible_length: int = 512
+
+
+def read_episodes(path: str) -> list[list[dict]]:
+    with open(path) as handle:
+        return [json.loads(line)["messages"] for line in handle if line.strip()]
+
+
+def _text(tokenizer, messages, *, generation_prompt=False) -> str:
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=generation_prompt
+        )
+    return "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+
+
+def episode_tensors(tokenizer, messages, cfg: FullTrainConfig):
+    """(history ids, visible ids, labels with -100 outside the answer), each (1, L)."""
+    if messages[-1]["role"] != "assistant" or len(messages) < 2:
+        raise ValueError("an episode ends with a user turn and the assistant's answer")
+    prompt = _text(tokenizer, messages[-2:-1], generation_prompt=True)
+    answer = messages[-1]["content"] + (tokenizer.eos_token or "")
+    p_ids = tokenizer(prompt, add_special_tokens=False).input_ids
+    a_ids = tokenizer(answer, add_special_tokens=False).input_ids
+    visible = (p_ids + a_ids)[-cfg.visible_length :]
+    labels = ([-100] * len(p_ids) + a_ids)[-cfg.visible_length :]
+    history = tokenizer(_text(tokenizer, messages[:-2]), add_special_tokens=False).input_ids
+    history = history[-cfg.write_length :]
+    return tuple(torch.tensor([x]) for x in (history, visible, labels))
+
+
+def episode_loss(model, dm: DeltaMem, history, visible, labels) -> torch.Tensor:
+    dm.reset()
+    if history.shape[1]:
+        with dm.phase(writes=True):
+            model(input_ids=history, use_cache=False)
+    with dm.phase(writes=False):
+        logits = model(input_ids=visible, use_cache=False).logits
+    return F.cross_entropy(logits[0, :-1].float(), labels[0, 1:], ignore_index=-100)
+
+
+def train(model, tokenizer, dm: DeltaMem, episodes, cfg: FullTrainConfig) -> list[float]:
+    """AdamW on δ-Mem's parameters, cosine decay after warm-up, gradient accumulation."""
+    device = next(model.parameters()).device
+    params = list(dm.parameters())
+    optimizer = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=0.0)
+    total = max(1, math.ceil(cfg.epochs * len(episodes) / cfg.grad_accum))
+    warm = max(1, int(cfg.warmup * total))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer,
+        lambda s: (
+            (s + 1) / warm
+            if s < warm
+            else 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, total - warm)))
+        ),
+    )
+    losses, pending = [], 0
+    for _ in range(cfg.epochs):
+        for messages in episodes:
+            tensors = [t.to(device) for t in episode_tensors(tokenizer, messages, cfg)]
+            loss = episode_loss(model, dm, *tensors)
+            (loss / cfg.grad_accum).backward()
+            losses.append(float(loss.detach()))
+            pending += 1
+            if pending == cfg.grad_accum:
+                optimizer.step()
+                schedule.step()
+                optimizer.zero_grad(set_to_none=True)
+                pending = 0
+                log.info(
+                    "optimiser step %d, mean loss %.4f",
+                    schedule.last_epoch,
+                    sum(losses[-cfg.grad_accum :]) / cfg.grad_accum,
+                )
+    if pending:
+        optimizer.step()
+    return losses
+
+
+def load_adapter(dm: DeltaMem, path: str, key_map: dict[str, str] | None = None) -> None:
+    """Load δ-Mem weights (ours, or the released adapter's with ``key_map`` renames)."""
+    state = (
+        load_file(path)
+        if path.endswith(".safetensors")
+        else torch.load(path, map_location="cpu", weights_only=True)
+    )
+    for old, new in (key_map or {}).items():
+        state = {k.replace(old, new): v for k, v in state.items()}
+    missing, unexpected = dm.memories.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise ValueError(
+            f"{path}: adapter keys do not match δ-Mem's; missing {missing[:4]}, "
+            f"unexpected {unexpected[:4]} (set key_map in the config)"
+        )
+
+
+def save_adapter(dm: DeltaMem, path: str) -> None:
+    from safetensors.torch import save_file
+
+    save_file({k: v.detach().contiguous() for k, v in dm.memories.state_dict().items()}, path)
+
+
+def run(
+    model_id: str,
+    memory,
+    cfg: FullTrainConfig,
+    episodes_path: str,
+    adapter: str,
+    record: str,
+    *,
+    device: str = "auto",
+    dtype: str = "bfloat16",
+) -> None:
+    """Train δ-Mem on a hub model (needs the network or a filled HF cache) and save it."""
+    from repro.common.device import select_device
+    from repro.common.io import write_json
+    from repro.common.provenance import RunRecorder
+    from repro.delta_mem.fullscale import load_model
+
+    dev = select_device(device)
+    model, tokenizer = load_model(model_id, dev, dtype)
+    dm = DeltaMem(model, memory)
+    with RunRecorder(config={"model": model_id, "train": cfg}, device=dev) as rec:
+        losses = train(model, tokenizer, dm, read_episodes(episodes_path), cfg)
+    save_adapter(dm, adapter)
+    write_json(record, {"model": model_id, "losses": losses, **rec.provenance()})

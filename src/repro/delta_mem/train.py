@@ -1,0 +1,214 @@
+"""Pretrain the backbone (full history in context), then train δ-Mem or the LoRA baseline.
+
+δ-Mem trains in episode mode, as the official code does: the history is written into the
+state with writes on; then writes are off and only the query window [BOS Q k*] is visible;
+cross-entropy on the answer. The LoRA baseline (peft, on q_proj/o_proj, a rank that matches
+δ-Mem's trainable-parameter budget) sees the same episodes in the same state-only form.
+The backbone is frozen in both; the run records that its weights did not move.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from repro.common.device import select_device
+from repro.common.io import write_json
+from repro.common.provenance import RunRecorder
+from repro.common.seeding import seed_everything, set_threads
+from repro.delta_mem.backbone import BackboneConfig, TinyTransformer
+from repro.delta_mem.episodes import VOCAB, Batch, make_batch
+from repro.delta_mem.memory import MemoryConfig
+from repro.delta_mem.wrapper import DeltaMem
+
+log = logging.getLogger(__name__)
+LORA_TARGETS = ["q_proj", "o_proj"]
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskConfig:
+    min_turns: int = 6
+    train_facts: tuple[int, int] = (1, 6)
+    overwrite: float = 0.3
+
+
+@dataclasses.dataclass(frozen=True)
+class OptimConfig:
+    steps: int = 800  # the most steps (see stop_accuracy)
+    batch_size: int = 64
+    lr: float = 3e-3
+    warmup: float = 0.1  # fraction of steps
+    schedule: str = "cosine"  # after warm-up: cosine decay to 0 (the official) or constant
+    stop_accuracy: float | None = None  # stop once the last 20 batches' accuracy reaches it
+
+    def __post_init__(self) -> None:
+        if self.schedule not in ("cosine", "constant"):
+            raise ValueError(f"schedule must be cosine or constant, got {self.schedule!r}")
+
+
+def backbone_config(spec: dict) -> BackboneConfig:
+    return BackboneConfig(vocab=VOCAB, **spec)
+
+
+def memory_config(method: dict) -> MemoryConfig:
+    keys = {f.name for f in dataclasses.fields(MemoryConfig)}
+    spec = {k: v for k, v in method.items() if k in keys}
+    if "heads" in spec:
+        spec["heads"] = tuple(spec["heads"])
+    return MemoryConfig(**spec)
+
+
+def lora_model(backbone: torch.nn.Module, rank: int):
+    from peft import LoraConfig, get_peft_model  # here: importing peft costs ~5 s per job
+
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules=LORA_TARGETS)
+    return get_peft_model(backbone, config)
+
+
+def answer_logits(model, batch: Batch, dm: DeltaMem | None, *, device) -> torch.Tensor:
+    """Logits at the query key in the state-only episode (no memory: the query window only)."""
+    if dm is not None:
+        dm.reset()
+        with dm.phase(writes=True, mask=batch.history_mask.to(device)):
+            model(batch.history.to(device))
+        with dm.phase(writes=False):
+            return model(batch.query.to(device))[:, -1]
+    return model(batch.query.to(device))[:, -1]
+
+
+def full_logits(model, batch: Batch, *, device) -> torch.Tensor:
+    logits = model(batch.full.to(device))
+    return logits[torch.arange(len(batch.answer)), batch.full_last.to(device)]
+
+
+def _optimise(params, optim: OptimConfig, loss_fn, rng) -> tuple[list[float], int]:
+    """(losses, steps taken); ``loss_fn(rng)`` returns (loss, batch accuracy)."""
+    optimizer = torch.optim.AdamW(params, lr=optim.lr, weight_decay=0.0)
+    warm = max(1, int(optim.warmup * optim.steps))
+
+    def schedule(step):
+        if step < warm:
+            return (step + 1) / warm
+        if optim.schedule == "constant":
+            return 1.0
+        return 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, optim.steps - warm)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    losses, accuracy = [], []
+    for step in range(optim.steps):
+        optimizer.zero_grad(set_to_none=True)
+        loss, acc = loss_fn(rng)
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+        accuracy.append(acc)
+        if step % 100 == 0 or step == optim.steps - 1:
+            log.info("step %d loss %.4f accuracy %.3f", step, losses[-1], acc)
+        if optim.stop_accuracy and step >= 20 and np.mean(accuracy[-20:]) >= optim.stop_accuracy:
+            log.info("converged at step %d", step)
+            break
+    return losses, step + 1
+
+
+def _loss(logits, answer):
+    return F.cross_entropy(logits, answer), float((logits.argmax(-1) == answer).float().mean())
+
+
+def pretrain_backbone(spec, task, optim, seed, output, record, *, device="auto", threads=1):
+    """Train the tiny transformer with the full history in context; save its state dict."""
+    set_threads(threads)
+    rng = seed_everything(seed)
+    dev = select_device(device)
+    model = TinyTransformer(backbone_config(spec)).to(dev)
+
+    def loss_fn(rng):
+        batch = make_batch(
+            rng,
+            optim.batch_size,
+            task.train_facts,
+            overwrite=task.overwrite,
+            min_turns=task.min_turns,
+        )
+        return _loss(full_logits(model, batch, device=dev), batch.answer.to(dev))
+
+    with RunRecorder(
+        config={"backbone": spec, "optim": optim, "task": task}, device=dev, seed=seed
+    ) as run:
+        losses, steps = _optimise(model.parameters(), optim, loss_fn, rng)
+    torch.save(model.state_dict(), output)
+    write_json(
+        record,
+        {"losses": losses[::10], "final_loss": losses[-1], "steps": steps, **run.provenance()},
+    )
+
+
+def load_backbone(spec: dict, path: str, device) -> TinyTransformer:
+    model = TinyTransformer(backbone_config(spec)).to(device)
+    model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
+    return model.eval()
+
+
+def attach(model, method: dict):
+    """(model to call, DeltaMem or None, the trainable module) for a method spec."""
+    if method["kind"] == "lora":
+        model = lora_model(model, method["rank"])
+        return model, None, model
+    dm = DeltaMem(model, memory_config(method))
+    return model, dm, dm.memories
+
+
+def trainable_state(trainable, method: dict) -> dict:
+    if method["kind"] == "lora":
+        from peft import get_peft_model_state_dict
+
+        return get_peft_model_state_dict(trainable)
+    return trainable.state_dict()
+
+
+def train_method(
+    name, method, spec, task, optim, seed, backbone, output, record, *, device="auto", threads=1
+):
+    """Train one method on top of a frozen backbone; save only the trainable weights."""
+    set_threads(threads)
+    rng = seed_everything(seed)
+    dev = select_device(device)
+    base = load_backbone(spec, backbone, dev)
+    before = [(p, p.detach().clone()) for p in base.parameters()]  # the frozen backbone
+    model, dm, trainable = attach(base, method)
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def loss_fn(rng):
+        batch = make_batch(
+            rng,
+            optim.batch_size,
+            task.train_facts,
+            overwrite=task.overwrite,
+            min_turns=task.min_turns,
+        )
+        return _loss(answer_logits(model, batch, dm, device=dev), batch.answer.to(dev))
+
+    with RunRecorder(
+        config={"method": method, "optim": optim, "task": task}, device=dev, seed=seed
+    ) as run:
+        losses, steps = _optimise(params, optim, loss_fn, rng)
+    torch.save(trainable_state(trainable, method), output)
+    write_json(
+        record,
+        {
+            "method": name,
+            "trainable_parameters": sum(p.numel() for p in params),
+            "backbone_parameters": sum(p.numel() for p, _ in before),
+            "backbone_max_change": max(float((p - old).abs().max()) for p, old in before),
+            "backbone_requires_grad": any(p.requires_grad for p, _ in before),
+            "losses": losses[::10],
+            "final_loss": losses[-1],
+            "steps": steps,
+            **run.provenance(),
+        },
+    )

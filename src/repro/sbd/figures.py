@@ -1,0 +1,135 @@
+"""SBD figures, from metrics JSON only."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from repro.common.plotting import apply_style, save_figure
+
+
+def compression_speedup(metrics: list[dict], png, pdf) -> None:
+    """Per graph: CF of each method (left) and the SBD method's SpMM speedup per d (right)."""
+    apply_style()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    names = [m["dataset"] for m in metrics]
+    methods = list(metrics[0]["methods"])
+    width = 0.8 / len(methods)
+    for k, method in enumerate(methods):
+        cf = [m["methods"][method]["cf"] for m in metrics]
+        left.bar(np.arange(len(names)) + k * width, cf, width, label=method)
+    left.axhline(10, color="k", lw=0.8, ls="--", label="CF = 10")
+    left.set(xticks=np.arange(len(names)) + 0.4 - width / 2, ylabel="compression factor (entries)")
+    left.set_xticklabels(names, rotation=20)
+    left.legend()
+    main = methods[0]
+    dims = [r["d"] for r in metrics[0]["methods"][main]["spmm"]]
+    width = 0.8 / (2 * len(dims))
+    for k, d in enumerate(dims):
+        for b, (key, hatch) in enumerate((("speedup_scipy", ""), ("speedup_torch", "//"))):
+            vals = [
+                next(r[key] for r in m["methods"][main]["spmm"] if r["d"] == d) for m in metrics
+            ]
+            right.bar(
+                np.arange(len(names)) + (2 * k + b) * width,
+                vals,
+                width,
+                hatch=hatch,
+                label=f"d={d} vs {key.split('_')[1]} CSR",
+            )
+    right.axhline(1, color="k", lw=0.8)
+    right.set(xticks=np.arange(len(names)) + 0.4, ylabel=f"SpMM speedup of {main}")
+    right.set_xticklabels(names, rotation=20)
+    right.legend(ncol=2, fontsize=6)
+    save_figure(fig, png, pdf)
+
+
+def speedup_vs_cf(metrics: list[dict], png, pdf) -> None:
+    """Every (graph, method, d): speedup over CSR against CF, with the bound y = x."""
+    apply_style()
+    fig, ax = plt.subplots(figsize=(5, 4))
+    top = 1.0
+    for key, marker in (("speedup_scipy", "o"), ("speedup_torch", "s")):
+        xs, ys = [], []
+        for m in metrics:
+            for entry in m["methods"].values():
+                for r in entry["spmm"]:
+                    xs.append(entry["cf"])
+                    ys.append(r[key])
+        ax.scatter(xs, ys, marker=marker, label=key.replace("_", " vs "), alpha=0.7)
+        top = max(top, *xs, *ys)
+    ax.plot([0.5, top * 1.2], [0.5, top * 1.2], "k--", lw=0.8, label="y = x (bound)")
+    ax.set(xscale="log", yscale="log", xlabel="compression factor", ylabel="SpMM speedup")
+    ax.legend()
+    save_figure(fig, png, pdf)
+
+
+def recovery_heatmap(noise: dict, png, pdf) -> None:
+    """Mean best Jaccard (mean over seeds) per deletion × background, one panel per method."""
+    apply_style()
+    rows = noise["rows"]
+    methods = sorted({r["method"] for r in rows})
+    dels = sorted({r["deletion"] for r in rows})
+    bgs = sorted({r["background"] for r in rows})
+    fig, axes = plt.subplots(1, len(methods), figsize=(4.2 * len(methods), 3.4), squeeze=False)
+    for ax, method in zip(axes[0], methods, strict=True):
+        grid = np.array(
+            [
+                [
+                    np.mean(
+                        [
+                            r["mean_best_jaccard"]
+                            for r in rows
+                            if r["method"] == method and r["deletion"] == d and r["background"] == b
+                        ]
+                    )
+                    for b in bgs
+                ]
+                for d in dels
+            ]
+        )
+        image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", origin="lower")
+        for (i, j), v in np.ndenumerate(grid):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="w" if v < 0.6 else "k")
+        ax.set(
+            xticks=range(len(bgs)),
+            yticks=range(len(dels)),
+            xlabel="background density",
+            ylabel="deletion rate" if ax is axes[0][0] else "",
+            title=method,
+        )
+        ax.set_xticklabels([f"{b:g}" for b in bgs])
+        ax.set_yticklabels([f"{d:g}" for d in dels])
+        ax.grid(False)
+    fig.colorbar(image, ax=axes[0].tolist(), label="mean best Jaccard")
+    save_figure(fig, png, pdf)
+
+
+def greedy_trace(metrics: list[dict], png, pdf) -> None:
+    """Cumulative gain and CF vs number of factors, per graph and method."""
+    apply_style()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for m in metrics:
+        for method, entry in m["methods"].items():
+            trace = entry["trace"]
+            k = [t["factor"] for t in trace]
+            gains = np.cumsum([t["gain"] for t in trace]) / max(entry["nnz"], 1)
+            left.plot(k, gains, label=f"{m['dataset']} / {method}")
+            right.plot(k, [t["cf"] for t in trace], label=f"{m['dataset']} / {method}")
+    left.set(xscale="symlog", xlabel="factors", ylabel="cumulative gain / nnz(A)")
+    right.set(xscale="symlog", xlabel="factors", ylabel="compression factor")
+    right.legend(fontsize=6)
+    save_figure(fig, png, pdf)
+
+
+def time_vs_edges(scaling: dict, png, pdf) -> None:
+    apply_style()
+    rows = scaling["rows"]
+    fig, ax = plt.subplots(figsize=(5, 4))
+    edges = np.array([r["edges"] for r in rows])
+    ax.loglog(edges, [r["seconds"] for r in rows], "o-", label="greedy SBD (min-hash seeds)")
+    ref = rows[0]["seconds"] * edges / edges[0]
+    ax.loglog(edges, ref, "k--", lw=0.8, label="∝ edges")
+    ax.set(xlabel="edges (nnz)", ylabel="decomposition time (s)")
+    ax.legend()
+    save_figure(fig, png, pdf)

@@ -1,0 +1,125 @@
+"""Episodes, training (frozen backbone, LoRA budget) and the evaluation conditions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from repro.delta_mem import evaluate, train
+from repro.delta_mem.episodes import BOS, KEY0, PAD, VALUE0, Q, make_batch
+from repro.delta_mem.train import OptimConfig, TaskConfig
+
+SPEC = {"d_model": 32, "heads": 2, "layers": 2, "mlp": 64, "max_positions": 40}
+
+
+def test_overwrite_episodes_always_ask_for_the_reassigned_key():
+    batch = make_batch(np.random.default_rng(0), 200, (1, 6), overwrite=True)
+    for i in range(200):
+        h = batch.history[i][batch.history_mask[i]].tolist()
+        assert h[0] == BOS and len(h) % 2 == 1
+        last_key, last_value = h[-2], h[-1]
+        assert batch.query[i].tolist() == [BOS, Q, last_key]
+        assert batch.answer[i] == last_value != batch.stale[i]
+        earlier = dict(zip(h[1:-2:2], h[2:-2:2], strict=True))
+        assert earlier[last_key] == batch.stale[i]  # the old value of that key
+        full = batch.full[i].tolist()
+        assert full[batch.full_last[i]] == last_key and full[batch.full_last[i] - 1] == Q
+
+
+def test_plain_episodes_have_distinct_keys_and_the_answer_in_the_history():
+    batch = make_batch(np.random.default_rng(1), 100, 4, min_turns=6)
+    assert batch.history.shape[1] == 1 + 2 * 6 and not (batch.history == PAD).any()
+    for i in range(100):
+        h = batch.history[i].tolist()
+        facts = {k: v for k, v in zip(h[1::2], h[2::2], strict=True) if KEY0 <= k < VALUE0}
+        assert len(facts) == 4
+        assert facts[int(batch.query[i, 2])] == batch.answer[i]
+    assert (batch.stale == -1).all()
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A tiny backbone, δ-Mem and LoRA trained for a few steps (runs, not quality)."""
+    root = tmp_path_factory.mktemp("dm_train")
+    task, optim = TaskConfig(), OptimConfig(steps=3, batch_size=8)
+    train.pretrain_backbone(SPEC, task, optim, 0, root / "bb.pt", root / "bb.json", device="cpu")
+    runs = {}
+    for name, method in {"dm": {"kind": "delta_mem"}, "lora": {"kind": "lora", "rank": 6}}.items():
+        train.train_method(
+            name,
+            method,
+            SPEC,
+            task,
+            optim,
+            0,
+            root / "bb.pt",
+            root / f"{name}.pt",
+            root / f"{name}.json",
+            device="cpu",
+        )
+        runs[name] = (method, root / f"{name}.pt", root / f"{name}.json")
+    return root, runs
+
+
+def test_training_leaves_the_backbone_frozen(trained):
+    from repro.common.io import read_json
+
+    root, runs = trained
+    for _, _, record in runs.values():
+        rec = read_json(record)
+        assert rec["backbone_max_change"] == 0.0 and not rec["backbone_requires_grad"]
+    base = train.load_backbone(SPEC, root / "bb.pt", "cpu")
+    model, dm, trainable = train.attach(base, runs["dm"][0])
+    trainable.load_state_dict(torch.load(runs["dm"][1], weights_only=True))
+    batch = make_batch(np.random.default_rng(0), 4, 3)
+    loss = train.answer_logits(model, batch, dm, device="cpu").logsumexp(-1).sum()
+    loss.backward()
+    assert all(p.grad is None for p in base.parameters() if not p.requires_grad)
+    assert all(p.grad is not None for p in trainable.parameters())
+    assert any(p.grad.abs().sum() > 0 for p in trainable.parameters())
+
+
+def test_lora_budget_matches_delta_mem():
+    """The embedded LoRA (rank 12 on q/o) holds δ-Mem's budget within 1%."""
+    counts = {}
+    for name, method in {"dm": {"kind": "delta_mem"}, "lora": {"kind": "lora", "rank": 12}}.items():
+        base = train.TinyTransformer(
+            train.backbone_config(
+                {"d_model": 64, "heads": 2, "layers": 2, "mlp": 256, "max_positions": 40}
+            )
+        )
+        model, _, _ = train.attach(base, method)
+        counts[name] = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert counts["dm"] == 6160
+    assert abs(counts["lora"] - counts["dm"]) / counts["dm"] < 0.01
+
+
+def test_evaluation_conditions(trained):
+    root, runs = trained
+    cfg = evaluate.EvalConfig(n_facts=(1, 3), episodes=20, overwrite_facts=(2,), batch_size=10)
+    task = TaskConfig()
+    rows = {}
+    for name, (method, weights, _) in runs.items():
+        rows[name] = evaluate.evaluate_seed(
+            method, SPEC, task, cfg, 0, root / "bb.pt", weights, torch.device("cpu")
+        )
+    dm, lora = rows["dm"]["accuracy"], rows["lora"]["accuracy"]
+    assert set(dm) == {
+        "truncated",
+        "full",
+        "state_only",
+        "zeroed",
+        "other_state",
+        "full_state",
+        "capability",
+    }
+    assert set(lora) == {"truncated", "full", "lora", "capability"}
+    assert dm["zeroed"] == dm["truncated"]  # zero state: exactly the base
+    assert dm["truncated"] == lora["truncated"] and dm["full"] == lora["full"]
+    assert set(rows["dm"]["overwrite"]["state_only"][2]) == {"new", "stale"}
+    assert len(rows["dm"]["mean_beta_per_layer"]) == 2
+    # the same episodes for every method and seed
+    a = evaluate.episodes(cfg, task, 3, False)[0]
+    b = evaluate.episodes(cfg, task, 3, False)[0]
+    assert torch.equal(a.history, b.history)
