@@ -123,3 +123,15 @@ def test_evaluation_conditions(trained):
     a = evaluate.episodes(cfg, task, 3, False)[0]
     b = evaluate.episodes(cfg, task, 3, False)[0]
     assert torch.equal(a.history, b.history)
+
+
+def test_full_view_reads_the_whole_window_after_writing():
+    base = train.TinyTransformer(train.backbone_config(SPEC)).eval()
+    batch = make_batch(np.random.default_rng(2), 5, (1, 6))
+    plain = train.full_logits(base, batch, device="cpu")
+    model, dm, _ = train.attach(base, {"kind": "delta_mem"})
+    with torch.no_grad():  # zero heads: writing the history changes no logit
+        torch.testing.assert_close(
+            train.answer_logits(model, batch, dm, device="cpu", full_view=True), plain
+        )
+        assert all(s.abs().sum() > 0 for s in dm.states())  # but the state was written

@@ -61,9 +61,7 @@ def memory_conditions(model, dm, batch: Batch, device) -> dict[str, torch.Tensor
     written = dm.states()
     dm.set_states([s.roll(1, dims=0) for s in written])
     out["other_state"] = _read(model, dm, batch.query, device)[:, -1]
-    dm.set_states(written)
-    with dm.phase(writes=False):
-        out["full_state"] = full_logits(model, batch, device=device)
+    out["full_state"] = answer_logits(model, batch, dm, device=device, full_view=True)
     dm.reset()
     with dm.phase(writes=True, mask=(batch.full != PAD).to(device)):
         out["capability"] = full_logits(model, batch, device=device)

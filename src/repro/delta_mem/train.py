@@ -5,10 +5,15 @@ state with writes on; then writes are off and only the query window [BOS Q k*] i
 cross-entropy on the answer. The LoRA baseline (peft, on q_proj/o_proj, a rank that matches
 δ-Mem's trainable-parameter budget) sees the same episodes in the same state-only form.
 The backbone is frozen in both; the run records that its weights did not move.
+A δ-Mem method's ``full_view`` (default 0, the brief's protocol) is the probability that a
+training batch shows the history in the window as well; one reading of the official
+"state-only view sampled with p = 0.2" is full_view = 0.8 (an ablation, added after the
+main run showed full history + state below full history).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -70,15 +75,20 @@ def lora_model(backbone: torch.nn.Module, rank: int):
     return get_peft_model(backbone, config)
 
 
-def answer_logits(model, batch: Batch, dm: DeltaMem | None, *, device) -> torch.Tensor:
-    """Logits at the query key in the state-only episode (no memory: the query window only)."""
+def answer_logits(
+    model, batch: Batch, dm: DeltaMem | None, *, device, full_view: bool = False
+) -> torch.Tensor:
+    """Logits at the query key in an episode: the history written into the state (δ-Mem),
+    then the query window alone, or with ``full_view`` the history and the query (no memory:
+    the window only)."""
     if dm is not None:
         dm.reset()
         with dm.phase(writes=True, mask=batch.history_mask.to(device)):
             model(batch.history.to(device))
-        with dm.phase(writes=False):
-            return model(batch.query.to(device))[:, -1]
-    return model(batch.query.to(device))[:, -1]
+    with contextlib.nullcontext() if dm is None else dm.phase(writes=False):
+        if full_view:
+            return full_logits(model, batch, device=device)
+        return model(batch.query.to(device))[:, -1]
 
 
 def full_logits(model, batch: Batch, *, device) -> torch.Tensor:
@@ -191,7 +201,9 @@ def train_method(
             overwrite=task.overwrite,
             min_turns=task.min_turns,
         )
-        return _loss(answer_logits(model, batch, dm, device=dev), batch.answer.to(dev))
+        full_view = dm is not None and rng.random() < method.get("full_view", 0.0)
+        logits = answer_logits(model, batch, dm, device=dev, full_view=full_view)
+        return _loss(logits, batch.answer.to(dev))
 
     with RunRecorder(
         config={"method": method, "optim": optim, "task": task}, device=dev, seed=seed
