@@ -41,4 +41,3 @@ def read_json_inputs(paths) -> list:
     from repro.common.io import read_json
 
     return [read_json(path) for path in ([paths] if isinstance(paths, str) else paths)]
-

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from repro.delta_mem import fullscale, locomo
 from repro.delta_mem.memory import MemoryConfig
@@ -54,10 +53,10 @@ def test_scores_per_category_and_overall():
 
 
 @pytest.fixture
-def tiny_qwen3():
+def tiny_qwen3(random_qwen3):
     """A fresh random Qwen3 (each test attaches its own δ-Mem) and a word-level tokenizer."""
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+    from transformers import PreTrainedTokenizerFast
 
     words = sorted(
         {w for c in locomo.load(str(FIXTURE)) for w in c.history.split()}
@@ -69,20 +68,7 @@ def tiny_qwen3():
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
     )
-    torch.manual_seed(0)
-    cfg = Qwen3Config(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=512,
-        eos_token_id=2,
-        pad_token_id=1,
-    )
-    return Qwen3ForCausalLM(cfg).eval(), tokenizer
+    return random_qwen3(max_position_embeddings=512, eos_token_id=2, pad_token_id=1), tokenizer
 
 
 def test_answer_conditions_on_a_tiny_qwen3(tiny_qwen3):

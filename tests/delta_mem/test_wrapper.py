@@ -96,25 +96,8 @@ def test_chunkwise_and_sequential_memories_agree():
     torch.testing.assert_close(outs[0], outs[1], rtol=1e-4, atol=1e-5)
 
 
-def _tiny_qwen3():
-    from transformers import Qwen3Config, Qwen3ForCausalLM
-
-    torch.manual_seed(0)
-    cfg = Qwen3Config(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=64,
-    )
-    return Qwen3ForCausalLM(cfg).eval()
-
-
-def test_qwen3_attention_is_wrapped_before_qnorm_and_after_o_proj():
-    model = _tiny_qwen3()
+def test_qwen3_attention_is_wrapped_before_qnorm_and_after_o_proj(random_qwen3):
+    model = random_qwen3()
     tokens = torch.randint(0, 64, (2, 9))
     base = model(tokens).logits
     dm = DeltaMem(model, MemoryConfig(rank=4))
@@ -138,8 +121,8 @@ def test_qwen3_attention_is_wrapped_before_qnorm_and_after_o_proj():
     assert (seen["x"] - plain).abs().max() > 1e-4
 
 
-def test_float32_memory_on_a_bfloat16_qwen3():
-    model = _tiny_qwen3().to(torch.bfloat16)
+def test_float32_memory_on_a_bfloat16_qwen3(random_qwen3):
+    model = random_qwen3().to(torch.bfloat16)
     dm = DeltaMem(model, MemoryConfig(rank=4))
     _randomise(dm)
     with dm.phase(writes=True):

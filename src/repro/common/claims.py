@@ -64,6 +64,25 @@ def check(
     )
 
 
+def check_spec(claim_id: str, spec: Mapping[str, Any], measured: float, details: str = "") -> Claim:
+    """:func:`check` of a claim as written in config (claim, criterion, paper_value)."""
+    return check(
+        claim_id,
+        spec["claim"],
+        measured,
+        spec["criterion"],
+        paper_value=spec.get("paper_value"),
+        details=details,
+    )
+
+
+def check_worst(
+    claim_id: str, spec: Mapping[str, Any], values: Mapping[Any, float], pick, details: str
+) -> Claim:
+    """Check the least favourable of several settings' numbers (``pick`` = min or max)."""
+    return check_spec(claim_id, spec, values[pick(values, key=values.get)], details)
+
+
 def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = None) -> Claim:
     return Claim(
         id=claim_id,

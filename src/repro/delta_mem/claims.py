@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from repro.common.claims import Claim, check, not_tested, run_claims
+from repro.common.claims import Claim, check_spec, check_worst, not_tested, run_claims
 from repro.common.io import read_json, write_json
 from repro.delta_mem.episodes import N_VALUES
 from repro.delta_mem.memory import qwen3_4b_trainable_parameters
@@ -43,16 +43,8 @@ def _sd(metrics: dict, condition: str, n: int) -> float:
 
 
 def _worst(cid, spec, values: dict, pick, fmt, prefix) -> Claim:
-    key = pick(values, key=values.get)
     details = prefix + "; ".join(f"n_facts={n}: {fmt(n, v)}" for n, v in values.items())
-    return check(
-        cid,
-        spec["claim"],
-        values[key],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=details,
-    )
+    return check_worst(cid, spec, values, pick, details)
 
 
 def _state_gain(cid, spec, m):
@@ -131,27 +123,15 @@ def _frozen_backbone(cid, spec, all_metrics):
         for row in m["per_seed"]
     }
     key = max(changes, key=changes.get)
-    return check(
-        cid,
-        spec["claim"],
-        changes[key],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=f"largest backbone weight change over {len(changes)} runs ({key})",
-    )
+    details = f"largest backbone weight change over {len(changes)} runs ({key})"
+    return check_worst(cid, spec, changes, max, details)
 
 
 def _param_count(cid, spec, _metrics):
     per_layer, total = qwen3_4b_trainable_parameters()
     paper = float(spec["paper_value"])
-    return check(
-        cid,
-        spec["claim"],
-        abs(total - paper) / paper,
-        spec["criterion"],
-        paper_value=spec["paper_value"],
-        details=f"{per_layer:,} per layer × 36 layers = {total:,} (rank 8, Q/O heads)",
-    )
+    details = f"{per_layer:,} per layer × 36 layers = {total:,} (rank 8, Q/O heads)"
+    return check_spec(cid, spec, abs(total - paper) / paper, details)
 
 
 def _analogue(claim: Claim, spec: dict, m: dict) -> Claim:
@@ -184,14 +164,7 @@ def _locomo_ratio(cid, spec, locomo):
         f"{spec['dataset']}: {spec['method']} adapter {top} F1 {a['overall']:.4f} vs "
         f"base {bottom} {b['overall']:.4f} ({a['n']} questions)"
     )
-    return check(
-        cid,
-        spec["claim"],
-        a["overall"] / b["overall"],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=details,
-    )
+    return check_spec(cid, spec, a["overall"] / b["overall"], details)
 
 
 KINDS = {

@@ -130,6 +130,16 @@ def _loss(logits, answer):
     return F.cross_entropy(logits, answer), float((logits.argmax(-1) == answer).float().mean())
 
 
+def _training_batch(rng, task, optim) -> Batch:
+    return make_batch(
+        rng,
+        optim.batch_size,
+        task.train_facts,
+        overwrite=task.overwrite,
+        min_turns=task.min_turns,
+    )
+
+
 def pretrain_backbone(spec, task, optim, seed, output, record, *, device="auto", threads=1):
     """Train the tiny transformer with the full history in context; save its state dict."""
     set_threads(threads)
@@ -138,13 +148,7 @@ def pretrain_backbone(spec, task, optim, seed, output, record, *, device="auto",
     model = TinyTransformer(backbone_config(spec)).to(dev)
 
     def loss_fn(rng):
-        batch = make_batch(
-            rng,
-            optim.batch_size,
-            task.train_facts,
-            overwrite=task.overwrite,
-            min_turns=task.min_turns,
-        )
+        batch = _training_batch(rng, task, optim)
         return _loss(full_logits(model, batch, device=dev), batch.answer.to(dev))
 
     with RunRecorder(
@@ -194,13 +198,7 @@ def train_method(
     params = [p for p in model.parameters() if p.requires_grad]
 
     def loss_fn(rng):
-        batch = make_batch(
-            rng,
-            optim.batch_size,
-            task.train_facts,
-            overwrite=task.overwrite,
-            min_turns=task.min_turns,
-        )
+        batch = _training_batch(rng, task, optim)
         full_view = dm is not None and rng.random() < method.get("full_view", 0.0)
         logits = answer_logits(model, batch, dm, device=dev, full_view=full_view)
         return _loss(logits, batch.answer.to(dev))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.common.claims import Claim, check, comparison_claim, not_tested, run_claims
+from repro.common.claims import Claim, check_worst, comparison_claim, not_tested, run_claims
 from repro.common.io import read_json, write_json
 
 
@@ -25,17 +25,9 @@ def _at_size(rate: dict, choose):
 
 
 def _worst(cid, spec, values: dict, worst, fmt, prefix: str) -> Claim:
-    """Check the least favourable of several settings' numbers; all of them in the details."""
-    key = worst(values, key=values.get)
+    """The least favourable setting decides; all of them in the details."""
     details = "; ".join(f"{k}: {fmt(v)}" for k, v in values.items())
-    return check(
-        cid,
-        spec["claim"],
-        values[key],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=prefix + details,
-    )
+    return check_worst(cid, spec, values, worst, prefix + details)
 
 
 def _mean_error(rows, estimator) -> float:

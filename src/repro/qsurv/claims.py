@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.common.claims import Claim, check, comparison_claim, run_claims
+from repro.common.claims import Claim, check_spec, comparison_claim, run_claims
 from repro.common.io import read_json, write_json
 
 
@@ -22,25 +22,21 @@ def _quadrature_convergence(cid: str, spec: dict, quadrature: dict) -> Claim:
     }
     worst = min(ratios, key=ratios.get)
     details = ", ".join(f"{f}: {r:.3g}" for f, r in ratios.items())
-    return check(
+    return check_spec(
         cid,
-        spec["claim"],
+        spec,
         ratios[worst],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=f"median relative error ratio trapezoid / GL at K = {nodes} ({details})",
+        f"median relative error ratio trapezoid / GL at K = {nodes} ({details})",
     )
 
 
 def _error_bound(cid: str, spec: dict, quadrature: dict) -> Claim:
     bound = quadrature["gompertz_bound"]
-    return check(
+    return check_spec(
         cid,
-        spec["claim"],
+        spec,
         bound["violations"],
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=f"{bound['violations']} violations in {bound['checked']} (x, t, K) cases",
+        f"{bound['violations']} violations in {bound['checked']} (x, t, K) cases",
     )
 
 

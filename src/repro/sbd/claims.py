@@ -16,19 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.common.claims import Claim, check, not_tested, run_claims
+from repro.common.claims import Claim, check_spec, not_tested, run_claims
 from repro.common.io import read_json, write_json
-
-
-def _check(cid, spec, measured, details) -> Claim:
-    return check(
-        cid,
-        spec["claim"],
-        measured,
-        spec["criterion"],
-        paper_value=spec.get("paper_value"),
-        details=details,
-    )
 
 
 def _entries(metrics):
@@ -44,7 +33,7 @@ def _entry(spec, metrics):
 
 def _exact(cid, spec, metrics, noise):
     bad = {f"{d}/{m}": e["mismatched_cells"] for d, m, e in _entries(metrics)}
-    return _check(
+    return check_spec(
         cid,
         spec,
         sum(bad.values()),
@@ -63,7 +52,7 @@ def _descent(cid, spec, metrics, noise):
         (e["trace"][-1]["cost"] if e["trace"] else e["nnz"]) == e["cost"]
         for _, _, e in _entries(metrics)
     )
-    return _check(
+    return check_spec(
         cid,
         spec,
         violations + (0 if final else 1),
@@ -80,7 +69,7 @@ def _lowest_noise_rows(noise, method):
 def _recovery(cid, spec, metrics, noise):
     (d, b), rows = _lowest_noise_rows(noise, spec["method"])
     per_seed = {r["seed"]: r["mean_best_jaccard"] for r in rows}
-    return _check(
+    return check_spec(
         cid,
         spec,
         min(per_seed.values()),
@@ -124,7 +113,7 @@ def _degradation(cid, spec, metrics, noise):
         for j, b in enumerate(bgs)
         if grid[i, j] < 0.9
     ]
-    return _check(
+    return check_spec(
         cid,
         spec,
         rises,
@@ -137,7 +126,7 @@ def _compression(cid, spec, metrics, noise):
     e = _entry(spec, metrics)
     if e is None:
         return not_tested(cid, spec["claim"], f"{spec['dataset']}/{spec['method']} not in this run")
-    return _check(
+    return check_spec(
         cid,
         spec,
         e["cf"],
@@ -152,7 +141,7 @@ def _signed_vs_unsigned(cid, spec, metrics, noise):
     if spec["method"] not in m or spec["baseline"] not in m:
         return not_tested(cid, spec["claim"], f"{spec['dataset']} lacks a method in this run")
     a, b = m[spec["method"]]["cf"], m[spec["baseline"]]["cf"]
-    return _check(
+    return check_spec(
         cid,
         spec,
         a - b,
@@ -178,7 +167,7 @@ def _speedup(cid, spec, metrics, noise):
     base = "scipy_csr" if spec["backend"] == "scipy" else "torch_csr"
     fraction = speedup / e["cf"]
     measured = fraction if spec.get("measure") == "fraction_of_cf" else speedup
-    return _check(
+    return check_spec(
         cid,
         spec,
         measured,
@@ -204,7 +193,7 @@ def _bound(cid, spec, metrics, noise):
     if others:
         other = max(others, key=others.get)
         details += f"; not checked: largest {others[other]:.2f} at {other}"
-    return _check(cid, spec, chosen[worst], details)
+    return check_spec(cid, spec, chosen[worst], details)
 
 
 def _error(cid, spec, metrics, noise):
@@ -214,7 +203,7 @@ def _error(cid, spec, metrics, noise):
         for r in e["spmm"]
     }
     worst = max(errs, key=errs.get)
-    return _check(cid, spec, errs[worst], f"largest at {worst} (fp32 vs float64 CSR product)")
+    return check_spec(cid, spec, errs[worst], f"largest at {worst} (fp32 vs float64 CSR product)")
 
 
 KINDS = {
