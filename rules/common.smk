@@ -299,6 +299,44 @@ def delta_mem_full_locomo_labels(wildcards):
     return [f"{a}/{c}" for a, c, _ in _delta_mem_full_jobs(wildcards.backbone)]
 
 
+def delta_mem_full_mab_inputs(wildcards):
+    mab = delta_mem_full()["memoryagentbench"]
+    inputs = {"parquet": download_path(mab["splits"][wildcards.split]["download"])}
+    if wildcards.adapter == "trained":
+        inputs["adapter"] = delta_mem_full_adapter(wildcards)
+    return inputs
+
+
+def _delta_mem_full_mab_jobs(backbone):
+    """(adapter, condition, split, shard) of every MemoryAgentBench job of a backbone."""
+    spec = delta_mem_full()["backbones"][backbone]
+    splits = delta_mem_full()["memoryagentbench"]["splits"]
+    jobs = []
+    for adapter in spec["adapters"]:
+        base = adapter == "base"
+        conditions = ["truncated", "full"] if base else ["state_only", "full_state"]
+        for condition in conditions:
+            for split, part in splits.items():
+                jobs += [(adapter, condition, split, i) for i in range(part["shards"])]
+    return jobs
+
+
+def delta_mem_full_mab_shards(wildcards):
+    return [
+        f"results/delta_mem/full/mab/{wildcards.backbone}/{a}/{c}/{s}/shard{i}.json"
+        for a, c, s, i in _delta_mem_full_mab_jobs(wildcards.backbone)
+    ]
+
+
+def delta_mem_full_mab_labels(wildcards):
+    return [f"{a}/{c}" for a, c, _, _ in _delta_mem_full_mab_jobs(wildcards.backbone)]
+
+
+def delta_mem_full_mab_backbones():
+    """Full-scale backbones evaluated on MemoryAgentBench (none without that config key)."""
+    return delta_mem_full_backbones() if "memoryagentbench" in delta_mem_full() else []
+
+
 def delta_mem_variants():
     """The δ-Mem methods (not the LoRA baseline): the ablation figure compares them."""
     methods = delta_mem_config().get("methods", {})

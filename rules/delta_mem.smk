@@ -181,6 +181,10 @@ rule delta_mem_claims:
             "results/delta_mem/full/locomo/{backbone}.json",
             backbone=delta_mem_full_backbones(),
         ),
+        mab=expand(
+            "results/delta_mem/full/mab/{backbone}.json",
+            backbone=delta_mem_full_mab_backbones(),
+        ),
     output:
         claims="results/delta_mem/claims.json",
     log:
@@ -191,6 +195,7 @@ rule delta_mem_claims:
         claims=lookup(dpath="papers/delta_mem/claims", within=config),
         methods=delta_mem_methods(),
         backbones=delta_mem_full_backbones(),
+        mab_backbones=delta_mem_full_mab_backbones(),
     script:
         "../scripts/delta_mem_claims.py"
 
@@ -202,8 +207,9 @@ rule delta_mem:
 
 # --- Full scale (papers.delta_mem.full_scale, config/full.yaml) --------------------------
 # Hub models (Qwen3-4B-Instruct-2507, Qwen3-8B, SmolLM3-3B) load through the HF cache; data
-# (QASPER-derived episodes, LoCoMo) through the download rules. Train δ-Mem per backbone ->
-# LoCoMo per (backbone, adapter, condition, conversation) -> F1 summary per backbone.
+# (QASPER-derived episodes, LoCoMo, MemoryAgentBench parquet) through the download rules. Train
+# δ-Mem per backbone -> LoCoMo per (backbone, adapter, condition, conversation) and
+# MemoryAgentBench per (backbone, adapter, condition, split, shard) -> summaries per backbone.
 
 
 rule delta_mem_full_train:
@@ -289,3 +295,56 @@ rule delta_mem_full_summary:
         labels=delta_mem_full_locomo_labels,
     script:
         "../scripts/delta_mem_full_summary.py"
+
+
+rule delta_mem_full_mab:
+    input:
+        unpack(delta_mem_full_mab_inputs),
+    output:
+        metrics="results/delta_mem/full/mab/{backbone}/{adapter}/{condition}/{split}/shard{shard}.json",
+    log:
+        "logs/delta_mem/full/mab/{backbone}/{adapter}/{condition}/{split}/shard{shard}.log",
+    benchmark:
+        "results/delta_mem/benchmarks/full/mab/{backbone}/{adapter}/{condition}/{split}/shard{shard}.tsv"
+    wildcard_constraints:
+        backbone="[a-z0-9_]+",
+        adapter="base|released|trained",
+        condition="truncated|full|state_only|full_state",
+        split="Accurate_Retrieval|Test_Time_Learning|Long_Range_Understanding|Conflict_Resolution",
+        shard=r"\d+",
+    conda:
+        "../envs/delta_mem.yaml"
+    threads: config["threads"]
+    resources:
+        gpu=delta_mem_full_resource("evaluate", "gpu"),
+        mem_mb=delta_mem_full_resource("evaluate", "mem_mb"),
+        runtime=delta_mem_full_resource("evaluate", "runtime"),
+    params:
+        backbone=lookup(
+            dpath="papers/delta_mem/full_scale/backbones/{backbone}", within=config
+        ),
+        memory=delta_mem_full_param("memory"),
+        adapter=delta_mem_full_adapter,
+        key_map=delta_mem_full_param("key_map"),
+        mab=delta_mem_full_param("memoryagentbench"),
+        dtype=delta_mem_full_param("dtype"),
+        device=config["device"],
+    script:
+        "../scripts/delta_mem_full_mab.py"
+
+
+rule delta_mem_full_mab_summary:
+    input:
+        shards=delta_mem_full_mab_shards,
+    output:
+        metrics="results/delta_mem/full/mab/{backbone}.json",
+    log:
+        "logs/delta_mem/full/mab/{backbone}.log",
+    wildcard_constraints:
+        backbone="[a-z0-9_]+",
+    conda:
+        "../envs/delta_mem.yaml"
+    params:
+        labels=delta_mem_full_mab_labels,
+    script:
+        "../scripts/delta_mem_full_mab_summary.py"

@@ -24,3 +24,22 @@ def random_qwen3():
         return Qwen3ForCausalLM(cfg).eval()
 
     return build
+
+
+@pytest.fixture
+def word_qwen3(random_qwen3):
+    """A factory: a tiny random Qwen3 with a word-level tokenizer over ``words``."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    def build(words):
+        vocab = {w: i for i, w in enumerate(["[UNK]", "[PAD]", "[EOS]", *words])}
+        raw = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+        raw.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        tokenizer = PreTrainedTokenizerFast(
+            tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
+        )
+        model = random_qwen3(max_position_embeddings=512, eos_token_id=2, pad_token_id=1)
+        return model, tokenizer
+
+    return build

@@ -53,22 +53,13 @@ def test_scores_per_category_and_overall():
 
 
 @pytest.fixture
-def tiny_qwen3(random_qwen3):
+def tiny_qwen3(word_qwen3):
     """A fresh random Qwen3 (each test attaches its own δ-Mem) and a word-level tokenizer."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
     words = sorted(
         {w for c in locomo.load(str(FIXTURE)) for w in c.history.split()}
         | set(locomo.QA_PROMPT.split())
     )[:60]
-    vocab = {w: i for i, w in enumerate(["[UNK]", "[PAD]", "[EOS]", *words])}
-    raw = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    raw.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
-    )
-    return random_qwen3(max_position_embeddings=512, eos_token_id=2, pad_token_id=1), tokenizer
+    return word_qwen3(words)
 
 
 def test_answer_conditions_on_a_tiny_qwen3(tiny_qwen3):

@@ -10,7 +10,8 @@ state-only accuracy above chance), ``capability`` (smallest capability / full),
 ``param_count`` (δ-Mem's trainable parameters at Qwen3-4B's sizes against the paper's, as
 a relative difference), ``locomo_ratio`` (full scale: overall LoCoMo F1 of ``method``'s
 adapter under the metric's first condition over the base under its second, for the
-backbone named by ``dataset``) and ``not_tested``; a ``not_tested`` claim with ``metric: a/b``
+backbone named by ``dataset``), ``mab_ratio`` (the same with the overall MemoryAgentBench
+score, full scale) and ``not_tested``; a ``not_tested`` claim with ``metric: a/b``
 gets the embedded analogue (ratio of mean accuracies a / b) in its details.
 """
 
@@ -149,22 +150,30 @@ def _analogue(claim: Claim, spec: dict, m: dict) -> Claim:
     )
 
 
-def _locomo_ratio(cid, spec, locomo):
-    if spec["dataset"] not in locomo:
+def _bench_ratio(cid, spec, docs, bench: str, field: str, unit: str):
+    if spec["dataset"] not in docs:
         return not_tested(
             cid,
             spec["claim"],
-            f"LoCoMo was not run for {spec['dataset']}",
+            f"{bench} was not run for {spec['dataset']}",
             paper_value=spec.get("paper_value"),
         )
-    f1 = locomo[spec["dataset"]]["f1"]
+    table = docs[spec["dataset"]][field]
     top, bottom = spec["metric"].split("/")
-    a, b = f1[f"{spec['method']}/{top}"], f1[f"base/{bottom}"]
+    a, b = table[f"{spec['method']}/{top}"], table[f"base/{bottom}"]
     details = (
-        f"{spec['dataset']}: {spec['method']} adapter {top} F1 {a['overall']:.4f} vs "
+        f"{spec['dataset']}: {spec['method']} adapter {top} {unit} {a['overall']:.4f} vs "
         f"base {bottom} {b['overall']:.4f} ({a['n']} questions)"
     )
     return check_spec(cid, spec, a["overall"] / b["overall"], details)
+
+
+def _locomo_ratio(cid, spec, locomo):
+    return _bench_ratio(cid, spec, locomo, "LoCoMo", "f1", "F1")
+
+
+def _mab_ratio(cid, spec, mab):
+    return _bench_ratio(cid, spec, mab, "MemoryAgentBench", "score", "score")
 
 
 KINDS = {
@@ -181,15 +190,18 @@ def check_claims(
     metrics_paths: dict[str, str],
     output: str,
     locomo_paths: dict[str, str] | None = None,
+    mab_paths: dict[str, str] | None = None,
 ) -> list[Claim]:
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
     locomo = {name: read_json(path) for name, path in (locomo_paths or {}).items()}
+    mab = {name: read_json(path) for name, path in (mab_paths or {}).items()}
     for m in metrics.values():
         m["n_facts"] = sorted(int(n) for n in m["per_seed"][0]["accuracy"]["truncated"])
     handlers = {k: (lambda cid, s, f=f: f(cid, s, metrics[s["method"]])) for k, f in KINDS.items()}
     handlers["frozen_backbone"] = lambda cid, s: _frozen_backbone(cid, s, metrics)
     handlers["param_count"] = lambda cid, s: _param_count(cid, s, metrics)
     handlers["locomo_ratio"] = lambda cid, s: _locomo_ratio(cid, s, locomo)
+    handlers["mab_ratio"] = lambda cid, s: _mab_ratio(cid, s, mab)
     claims = [
         _analogue(c, specs[c.id], metrics[specs[c.id]["method"]])
         if specs[c.id]["kind"] == "not_tested" and "metric" in specs[c.id]

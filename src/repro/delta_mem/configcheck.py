@@ -15,6 +15,7 @@ CLAIM_KINDS = (
     "frozen_backbone",
     "param_count",
     "locomo_ratio",
+    "mab_ratio",
     "not_tested",
 )
 ADAPTERS = ("released", "trained")
@@ -42,7 +43,7 @@ def _other_methods(config: dict[str, Any]) -> set[str]:
 def _check_locomo_claim(key: str, claim: dict, full: dict) -> None:
     for field in ("dataset", "method", "metric"):
         if field not in claim:
-            raise ConfigError(f"{key}.{field}: a locomo_ratio claim names it")
+            raise ConfigError(f"{key}.{field}: a {claim['kind']} claim names it")
     backbone = full.get("backbones", {}).get(claim["dataset"])
     if full and backbone is None:
         raise ConfigError(f"{key}.dataset: not a backbone under papers.delta_mem.full_scale")
@@ -128,9 +129,15 @@ def check(config: dict[str, Any]) -> None:
             raise ConfigError(
                 f"papers.delta_mem.full_scale.{part}.download: not a key under downloads"
             )
+    for split, spec in full.get("memoryagentbench", {}).get("splits", {}).items():
+        if spec["download"] not in downloads:
+            raise ConfigError(
+                f"papers.delta_mem.full_scale.memoryagentbench.splits.{split}.download: "
+                "not a key under downloads"
+            )
     for cid, claim in paper["claims"].items():
         key = f"papers.delta_mem.claims.{cid}"
-        if claim["kind"] == "locomo_ratio":
+        if claim["kind"] in ("locomo_ratio", "mab_ratio"):
             _check_locomo_claim(key, claim, full)
         else:
             _check_claim(key, claim, methods)

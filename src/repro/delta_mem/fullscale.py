@@ -45,6 +45,25 @@ def write_history(model, tokenizer, dm: DeltaMem, history: str, write_length: in
 
 
 @torch.no_grad()
+def generate(
+    model, tokenizer, dm: DeltaMem, visible: str, max_new_tokens: int, *, keep_state=False
+) -> str:
+    """Greedy answer to ``visible`` with writes off; the state is zeroed unless kept."""
+    device = next(model.parameters()).device
+    if not keep_state:
+        dm.reset()
+    ids = _encode(tokenizer, visible, device)
+    with dm.phase(writes=False):
+        out = model.generate(
+            ids,
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+        )
+    return tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True).strip()
+
+
+@torch.no_grad()
 def answer(
     model,
     tokenizer,
@@ -59,20 +78,11 @@ def answer(
     if condition not in CONDITIONS:
         raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
     device = next(model.parameters()).device
-    if condition in ("state_only", "full_state"):
+    stateful = condition in ("state_only", "full_state")
+    if stateful:
         write_history(model, tokenizer, dm, conversation.history, write_length, device)
-    else:
-        dm.reset()
     visible = (conversation.history if condition.startswith("full") else "") + prompt(question)
-    ids = _encode(tokenizer, visible, device)
-    with dm.phase(writes=False):
-        out = model.generate(
-            ids,
-            max_new_tokens=max_new_tokens,
-            do_sample=False,
-            pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
-        )
-    return tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True).strip()
+    return generate(model, tokenizer, dm, visible, max_new_tokens, keep_state=stateful)
 
 
 def evaluate_locomo(model, tokenizer, dm, conversations, condition, **kwargs) -> dict:
@@ -112,6 +122,21 @@ def released_adapter(repo_id: str) -> str:
     return str(files[0])
 
 
+def _model_with_memory(model_id, device, dtype, memory, adapter, key_map):
+    """The hub model with δ-Mem attached; ``adapter``: a local path, a hub repo id (the
+    released adapter) or None (zero-initialised heads: the base model)."""
+    import os
+
+    from repro.delta_mem.fulltrain import load_adapter
+
+    model, tokenizer = load_model(model_id, device, dtype)
+    dm = DeltaMem(model, memory)
+    if adapter:
+        path = adapter if os.path.exists(adapter) else released_adapter(adapter)
+        load_adapter(dm, path, key_map)
+    return model, tokenizer, dm
+
+
 def run_locomo(
     model_id,
     memory,
@@ -128,20 +153,14 @@ def run_locomo(
 ) -> dict:
     """One conversation (``shard``) of LoCoMo under one condition; ``adapter``: a path, a
     hub repo id (the released adapter) or None (zero-initialised δ-Mem = the base)."""
-    import os
 
     from repro.common.device import select_device
     from repro.common.io import write_json
     from repro.common.provenance import RunRecorder
-    from repro.delta_mem.fulltrain import load_adapter
     from repro.delta_mem.locomo import load
 
     dev = select_device(device)
-    model, tokenizer = load_model(model_id, dev, dtype)
-    dm = DeltaMem(model, memory)
-    if adapter:
-        path = adapter if os.path.exists(adapter) else released_adapter(adapter)
-        load_adapter(dm, path, key_map)
+    model, tokenizer, dm = _model_with_memory(model_id, dev, dtype, memory, adapter, key_map)
     conversation = load(locomo_path)[shard]
     with RunRecorder(
         config={"model": model_id, "adapter": adapter, "condition": condition}, device=dev
@@ -164,3 +183,95 @@ def summarise_shards(docs: list[dict]) -> dict:
         ]
         out[key] = summarise(questions, [r["prediction"] for r in rows])
     return out
+
+
+@torch.no_grad()
+def evaluate_mab(
+    model,
+    tokenizer,
+    dm,
+    episodes,
+    condition,
+    *,
+    write_length: int = 8192,
+    max_new_tokens: int = 4096,
+) -> dict:
+    """MemoryAgentBench episodes under one condition: the (clipped) context is written into
+    the state once per episode (state conditions) and/or shown before each question."""
+    from repro.delta_mem import memoryagentbench as mab
+
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
+    device = next(model.parameters()).device
+    stateful = condition in ("state_only", "full_state")
+    rows = []
+    for episode in episodes:
+        if stateful:
+            write_history(model, tokenizer, dm, episode.context, write_length, device)
+        visible = episode.context if condition.startswith("full") else ""
+        for q in episode.questions:
+            text = mab.prompt(q, visible)
+            pred = generate(model, tokenizer, dm, text, max_new_tokens, keep_state=stateful)
+            rows.append(
+                {
+                    "split": episode.split,
+                    "row": episode.row,
+                    "source": q.source,
+                    "question": q.question,
+                    "answers": list(q.answers),
+                    "prediction": pred,
+                }
+            )
+    return {"condition": condition, "score": summarise_mab_rows(rows), "predictions": rows}
+
+
+def summarise_mab_rows(rows: list[dict]) -> dict:
+    from repro.delta_mem import memoryagentbench as mab
+
+    questions = [mab.Question(r["source"], r["question"], tuple(r["answers"])) for r in rows]
+    return mab.summarise([r["split"] for r in rows], questions, [r["prediction"] for r in rows])
+
+
+def run_mab(
+    model_id,
+    memory,
+    adapter,
+    parquet,
+    split,
+    shard,
+    shards,
+    condition,
+    output,
+    *,
+    key_map=None,
+    device="auto",
+    dtype="bfloat16",
+    context_chars=120_000,
+    **kwargs,
+) -> dict:
+    """Rows ``shard`` (mod ``shards``) of one MemoryAgentBench split under one condition."""
+
+    from repro.common.device import select_device
+    from repro.common.io import write_json
+    from repro.common.provenance import RunRecorder
+    from repro.delta_mem import memoryagentbench as mab
+
+    dev = select_device(device)
+    model, tokenizer, dm = _model_with_memory(model_id, dev, dtype, memory, adapter, key_map)
+    episodes = mab.shard(mab.load(parquet, split, context_chars), shard, shards)
+    with RunRecorder(
+        config={"model": model_id, "adapter": adapter, "condition": condition, "split": split},
+        device=dev,
+    ) as rec:
+        result = evaluate_mab(model, tokenizer, dm, episodes, condition, **kwargs)
+    result |= {"split": split, "shard": shard, "provenance": rec.provenance()}
+    write_json(output, result)
+    return result
+
+
+def summarise_mab_shards(docs: list[dict]) -> dict:
+    """Score per (adapter/condition) over every split shard, recomputed from predictions."""
+    return {
+        key: summarise_mab_rows([r for d in docs if d["key"] == key for r in d["predictions"]])
+        for key in sorted({d["key"] for d in docs})
+    }

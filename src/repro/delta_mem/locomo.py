@@ -84,10 +84,12 @@ def prompt(question: Question) -> str:
     return QA_PROMPT.format(text)
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, drop: str = "a|an|the|and") -> str:
+    """Lower case, no punctuation, the words of ``drop`` removed, whitespace collapsed
+    (MemoryAgentBench's ``normalize_answer`` is this with ``drop="a|an|the"``)."""
     text = text.replace(",", "").lower()
     text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    return " ".join(re.sub(r"\b(a|an|the|and)\b", " ", text).split())
+    return " ".join(re.sub(rf"\b({drop})\b", " ", text).split())
 
 
 def token_f1(prediction: str, truth: str) -> float:
