@@ -18,6 +18,7 @@ import numpy as np
 
 from repro.common.claims import Claim, check_spec, not_tested, run_claims
 from repro.common.io import read_json, write_json
+from repro.sbd.recovery import noise_grid
 
 
 def _entries(metrics):
@@ -78,33 +79,8 @@ def _recovery(cid, spec, metrics, noise):
     )
 
 
-def _grid(noise, method):
-    rows = [r for r in noise["rows"] if r["method"] == method]
-    dels = sorted({r["deletion"] for r in rows})
-    bgs = sorted({r["background"] for r in rows})
-    return (
-        dels,
-        bgs,
-        np.array(
-            [
-                [
-                    np.mean(
-                        [
-                            r["mean_best_jaccard"]
-                            for r in rows
-                            if r["deletion"] == d and r["background"] == b
-                        ]
-                    )
-                    for b in bgs
-                ]
-                for d in dels
-            ]
-        ),
-    )
-
-
 def _degradation(cid, spec, metrics, noise):
-    dels, bgs, grid = _grid(noise, spec["method"])
+    dels, bgs, grid = noise_grid(noise, spec["method"])
     tol = spec.get("tolerance", 0.02)
     rises = int((np.diff(grid, axis=0) > tol).sum() + (np.diff(grid, axis=1) > tol).sum())
     below = [

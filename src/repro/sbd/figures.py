@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from repro.common.plotting import apply_style, save_figure
+from repro.sbd.recovery import noise_grid
 
 
 def compression_speedup(metrics: list[dict], png, pdf) -> None:
@@ -67,27 +68,10 @@ def speedup_vs_cf(metrics: list[dict], png, pdf) -> None:
 def recovery_heatmap(noise: dict, png, pdf) -> None:
     """Mean best Jaccard (mean over seeds) per deletion × background, one panel per method."""
     apply_style()
-    rows = noise["rows"]
-    methods = sorted({r["method"] for r in rows})
-    dels = sorted({r["deletion"] for r in rows})
-    bgs = sorted({r["background"] for r in rows})
+    methods = sorted({r["method"] for r in noise["rows"]})
     fig, axes = plt.subplots(1, len(methods), figsize=(4.2 * len(methods), 3.4), squeeze=False)
     for ax, method in zip(axes[0], methods, strict=True):
-        grid = np.array(
-            [
-                [
-                    np.mean(
-                        [
-                            r["mean_best_jaccard"]
-                            for r in rows
-                            if r["method"] == method and r["deletion"] == d and r["background"] == b
-                        ]
-                    )
-                    for b in bgs
-                ]
-                for d in dels
-            ]
-        )
+        dels, bgs, grid = noise_grid(noise, method)
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis", origin="lower")
         for (i, j), v in np.ndenumerate(grid):
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="w" if v < 0.6 else "k")

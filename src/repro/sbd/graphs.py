@@ -33,12 +33,12 @@ def davis() -> sp.csr_matrix:
 BUNDLED = {"lesmis": lesmis, "davis": davis}
 
 
-def undirected(A: sp.spmatrix, *, keep_self_loops: bool = False) -> sp.csr_matrix:
-    """Symmetrised binary adjacency: an edge in either direction, duplicates counted once."""
+def undirected(A: sp.spmatrix) -> sp.csr_matrix:
+    """Symmetrised binary adjacency without self-loops: an edge in either direction,
+    duplicates counted once."""
     A = sp.csr_matrix(A)
     A = canonical((A + A.T) != 0)
-    if not keep_self_loops:
-        A.setdiag(0)
+    A.setdiag(0)
     return canonical(A)
 
 

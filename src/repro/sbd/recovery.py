@@ -33,3 +33,15 @@ def recovery_metrics(truth: dict, found: dict) -> dict:
         "planted_blocks": len(scores),
         "recovered_factors": len(found["rows"]),
     }
+
+
+def noise_grid(noise: dict, method: str):
+    """(deletions, backgrounds, grid) of a noise study: mean best Jaccard over seeds per
+    deletion (rows) × background (columns) for one method."""
+    rows = [r for r in noise["rows"] if r["method"] == method]
+    dels = sorted({r["deletion"] for r in rows})
+    bgs = sorted({r["background"] for r in rows})
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["deletion"], r["background"]), []).append(r["mean_best_jaccard"])
+    return dels, bgs, np.array([[np.mean(cells[d, b]) for b in bgs] for d in dels])
