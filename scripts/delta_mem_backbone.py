@@ -4,7 +4,7 @@ from repro.delta_mem.train import OptimConfig, TaskConfig, pretrain_backbone
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-task = TaskConfig(**{**sm.params.task, "train_facts": tuple(sm.params.task["train_facts"])})
+task = TaskConfig(**sm.params.task)
 pretrain_backbone(
     dict(sm.params.backbone),
     task,

@@ -5,10 +5,8 @@ from repro.delta_mem.train import TaskConfig
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-task = TaskConfig(**{**sm.params.task, "train_facts": tuple(sm.params.task["train_facts"])})
-cfg = EvalConfig(
-    **{k: tuple(v) if isinstance(v, list) else v for k, v in sm.params.evaluation.items()}
-)
+task = TaskConfig(**sm.params.task)
+cfg = EvalConfig(**sm.params.evaluation)
 method = {k: v for k, v in sm.params.method.items() if k not in ("seeds", "optim")}
 evaluate_method(
     sm.wildcards.method,

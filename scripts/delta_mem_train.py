@@ -4,7 +4,7 @@ from repro.delta_mem.train import OptimConfig, TaskConfig, train_method
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-task = TaskConfig(**{**sm.params.task, "train_facts": tuple(sm.params.task["train_facts"])})
+task = TaskConfig(**sm.params.task)
 method = dict(sm.params.method)
 optim = OptimConfig(**{**sm.params.optim, **method.pop("optim", {})})
 method.pop("seeds", None)

@@ -75,6 +75,7 @@ def test_answer_conditions_on_a_tiny_qwen3(tiny_qwen3):
     # zero-initialised heads: the state cannot change a token, with or without it
     assert answers["state_only"] == answers["truncated"]
     assert answers["full_state"] == answers["full"]
+    assert answers["full"] != answers["truncated"]  # the history reaches the window
     fullscale.write_history(model, tokenizer, dm, conversation.history, 16, "cpu")
     assert all(s is not None and s.abs().sum() > 0 for s in dm.states())
     result = fullscale.evaluate_locomo(model, tokenizer, dm, [conversation], "state_only", **kwargs)

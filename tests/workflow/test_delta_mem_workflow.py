@@ -46,10 +46,8 @@ def test_metrics_cover_every_method_seed_and_condition(test_run):
 def test_metrics_recompute_from_the_checkpoints(test_run):
     method, seed = "delta_mem", P["seeds"][0]
     metrics = _json(test_run, f"metrics/{method}.json")
-    task = TaskConfig(**{**P["task"], "train_facts": tuple(P["task"]["train_facts"])})
-    cfg = EvalConfig(
-        **{k: tuple(v) if isinstance(v, list) else v for k, v in P["evaluation"].items()}
-    )
+    task = TaskConfig(**P["task"])
+    cfg = EvalConfig(**P["evaluation"])
     again = evaluate_seed(
         P["methods"][method],
         P["backbone"],

@@ -34,6 +34,10 @@ class EvalConfig:
     overwrite_facts: tuple[int, ...] = (4,)
     batch_size: int = 500
 
+    def __post_init__(self):  # config files give lists
+        object.__setattr__(self, "n_facts", tuple(self.n_facts))
+        object.__setattr__(self, "overwrite_facts", tuple(self.overwrite_facts))
+
 
 def episodes(cfg: EvalConfig, task: TaskConfig, n: int, overwrite: bool) -> list[Batch]:
     rng = np.random.default_rng([EVAL_SEED, n, int(overwrite)])

@@ -104,7 +104,10 @@ def train(model, tokenizer, dm: DeltaMem, episodes, cfg: FullTrainConfig) -> lis
                     schedule.last_epoch,
                     sum(losses[-cfg.grad_accum :]) / cfg.grad_accum,
                 )
-    if pending:
+    if pending:  # a last partial accumulation: average over its own episodes
+        for p in params:
+            if p.grad is not None:
+                p.grad.mul_(cfg.grad_accum / pending)
         optimizer.step()
     return losses
 

@@ -41,6 +41,9 @@ class TaskConfig:
     train_facts: tuple[int, int] = (1, 6)
     overwrite: float = 0.3
 
+    def __post_init__(self):  # config files give lists
+        object.__setattr__(self, "train_facts", tuple(self.train_facts))
+
 
 @dataclasses.dataclass(frozen=True)
 class OptimConfig:
