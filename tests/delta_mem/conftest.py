@@ -11,7 +11,7 @@ def random_qwen3():
 
     def build(**overrides):
         torch.manual_seed(0)
-        cfg = Qwen3Config(
+        sizes = dict(
             vocab_size=64,
             hidden_size=32,
             intermediate_size=64,
@@ -19,8 +19,9 @@ def random_qwen3():
             num_attention_heads=4,
             num_key_value_heads=2,
             head_dim=8,
-            **{"max_position_embeddings": 64, **overrides},
+            max_position_embeddings=64,
         )
+        cfg = Qwen3Config(**(sizes | overrides))
         return Qwen3ForCausalLM(cfg).eval()
 
     return build

@@ -18,14 +18,25 @@ do not cover. Derivation, inside a chunk with D[t, j] = ∏_{j<l≤t} a_l and γ
     m_t = γ_{t−1} S_0 q_t + Σ_{j<t} D[t−1, j] (q_t·k_j) ũ_j
     S_C = γ_C S_0 + Σ_j D[C, j] ũ_j k_jᵀ
 
-Masked (padding) steps do not write: a = 1, b = c = 0 there.
+D comes from differences of cumulative log-decays (each factor ≤ 1: no overflow). A chunk
+maps its start state row-wise as s ↦ s P + w; the chunk starts are chained in two levels
+(maps composed inside groups of chunks, then states passed group to group), so about
+3·√(T/C) small products run one after another instead of T/C.
+
+Masked (padding) steps neither write (a = 1, b = c = 0 there) nor read (m_t = 0), as in
+the official scan.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 
 MODES = ("standard", "lambda_outside", "no_lambda")
+DEFAULT_CHUNK = 16  # fastest on CPU at T = 4096, r = 8 (benchmarks/delta_mem_scan.py)
+LOG_FLOOR = -1e4  # log of a zero decay: its exp is 0 and differences stay finite
 
 
 def _gates(beta, lam, mode):
@@ -55,17 +66,14 @@ def _check(q, k, v, beta, state, mask):
 def delta_rule_scan_naive(q, k, v, beta, lam=None, *, mode="standard", state=None, mask=None):
     """Sequential reference: the brief's per-row formulas, one step at a time."""
     _check(q, k, v, beta, state, mask)
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-    if mode == "no_lambda" and lam is not None:
-        raise ValueError("no_lambda mode takes no λ")
+    _gates(beta, lam, mode)  # validates mode and λ
     lam = 1 - beta if lam is None else lam
     s = v.new_zeros(*v.shape[:-2], v.shape[-1], k.shape[-1]) if state is None else state
     reads = []
     for t in range(q.shape[-2]):
         qt, kt = q[..., t, :], k[..., t, :]
         b, lt = beta[..., t, :, None], lam[..., t, :, None]  # per row
-        reads.append(s @ qt.unsqueeze(-1))
+        read = s @ qt.unsqueeze(-1)
         sk = (s @ kt.unsqueeze(-1)) * kt.unsqueeze(-2)  # (s_i·k) kᵀ per row
         write = b * v[..., t, :, None] * kt.unsqueeze(-2)
         if mode == "standard":
@@ -76,8 +84,45 @@ def delta_rule_scan_naive(q, k, v, beta, lam=None, *, mode="standard", state=Non
             new = s - b * sk + write
         if mask is not None:
             new = torch.where(mask[..., t, None, None], new, s)
+            read = read * mask[..., t, None, None]
+        reads.append(read)
         s = new
     return torch.cat(reads, dim=-1).transpose(-1, -2), s
+
+
+def _chain(P, w, s0):
+    """Start states of s_{i+1} = s_i P_i + w_i (row vectors) and the final state.
+
+    P: (B, n, r, r), w: (B, n, r), s0: (B, r). Maps are composed inside groups of g ≈ √n
+    consecutive chunks (g steps, batched over groups), the state is passed from group to
+    group (n/g steps), then run through each group from its start (g steps, batched).
+    """
+    B, n, r, _ = P.shape
+    g = max(1, math.isqrt(n))
+    G = -(-n // g)
+    if G * g > n:  # identity maps at the end change nothing
+        eye = torch.eye(r, dtype=P.dtype, device=P.device).expand(B, G * g - n, r, r)
+        P, w = torch.cat([P, eye], 1), torch.cat([w, w.new_zeros(B, G * g - n, r)], 1)
+    # position-in-group major: (g, B·G, ...) so that each step is one batched product
+    Pg = P.reshape(B, G, g, r, r).permute(2, 0, 1, 3, 4).reshape(g, B * G, r, r)
+    wg = w.reshape(B, G, g, 1, r).permute(2, 0, 1, 3, 4).reshape(g, B * G, 1, r)
+    group_P, group_w = Pg[0], wg[0]
+    for j in range(1, g):
+        group_P, group_w = group_P @ Pg[j], torch.baddbmm(wg[j], group_w, Pg[j])
+    group_P = group_P.reshape(B, G, r, r).transpose(0, 1)
+    group_w = group_w.reshape(B, G, 1, r).transpose(0, 1)
+    s = s0.unsqueeze(-2)
+    group_start = P.new_empty(G, B, 1, r)
+    for i in range(G):
+        group_start[i] = s
+        s = torch.baddbmm(group_w[i], s, group_P[i])
+    cur = group_start.transpose(0, 1).reshape(B * G, 1, r)
+    starts = P.new_empty(g, B * G, 1, r)
+    for j in range(g):
+        starts[j] = cur
+        cur = torch.baddbmm(wg[j], cur, Pg[j])
+    starts = starts.reshape(g, B, G, r).permute(1, 2, 0, 3).reshape(B, G * g, r)
+    return starts[:, :n], s.squeeze(-2)
 
 
 def delta_rule_scan(
@@ -102,48 +147,42 @@ def delta_rule_scan(
         a, b, c = a * keep + (1 - keep), b * keep, c * keep
     *batch, T, rk = q.shape
     rv = v.shape[-1]
-    chunk_size = min(chunk_size, T)  # a short sequence is one chunk, without padding
-    pad = -T % chunk_size
-    if pad:  # trailing no-op steps: they change neither earlier reads nor the final state
-        q, k, v, b, c = (torch.nn.functional.pad(x, (0, 0, 0, pad)) for x in (q, k, v, b, c))
-        a = torch.nn.functional.pad(a, (0, 0, 0, pad), value=1.0)
-    n, C = (T + pad) // chunk_size, chunk_size
+    C = min(chunk_size, T)  # a short sequence is one chunk, without padding
+    log_a = torch.log(a).clamp_min(LOG_FLOOR)
+    pad = -T % C
+    if pad:  # trailing no-op steps (log a = 0, b = c = 0): they change nothing
+        q, k, v, b, c, log_a = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v, b, c, log_a))
+    n, nb = (T + pad) // C, len(batch)
 
-    def rows(x):  # (..., T, r_v) -> (..., r_v, N, C): one "head" per state row
-        return x.reshape(*batch, n, C, rv).permute(*range(len(batch)), -1, -3, -2)
+    def rows(x):  # (..., T, r_v) -> (..., r_v, n, C): one "head" per state row
+        return x.reshape(*batch, n, C, rv).movedim(-1, nb)
 
     qc, kc = (x.reshape(*batch, n, C, rk) for x in (q, k))  # shared by all rows
-    a, b, c, vr = rows(a), rows(b), rows(c), rows(v)
-    ones = torch.ones(C, C, dtype=torch.bool, device=q.device)
-    lower, strict = ones.tril(), ones.tril(-1)
-    # D[t, j] = ∏_{j<l≤t} a_l: cumulative product down a column of [a_t if t > j else 1]
-    grid = torch.where(strict, a.unsqueeze(-1), torch.ones_like(a).unsqueeze(-1))
-    decay = grid.cumprod(dim=-2) * lower
-    prev = torch.cat([torch.zeros_like(decay[..., :1, :]), decay[..., :-1, :]], dim=-2)
-    gamma = a.cumprod(dim=-1)
-    gamma_prev = torch.cat([torch.ones_like(gamma[..., :1]), gamma[..., :-1]], dim=-1)
-    kk = (kc @ kc.transpose(-1, -2)).unsqueeze(len(batch))  # (..., 1, N, C, C)
-    qk = (qc @ kc.transpose(-1, -2)).unsqueeze(len(batch)) * prev  # read weights, j < t
-    eye = torch.eye(C, dtype=q.dtype, device=q.device)
-    lhs = eye + b.unsqueeze(-1) * prev * kk
-    k_rows = kc.unsqueeze(len(batch))
-    rhs = torch.cat([(c * vr).unsqueeze(-1), (b * gamma_prev).unsqueeze(-1) * k_rows], -1)
+    log_a, b, c, vr = rows(log_a), rows(b), rows(c), rows(v)
+    cum = log_a.cumsum(-1)  # log γ_t
+    cum_prev = cum - log_a  # log γ_{t−1}
+    # D[t−1, j] for j < t (0 elsewhere): exp of a difference ≤ 0 below the diagonal
+    decay = (cum_prev.unsqueeze(-1) - cum.unsqueeze(-2)).exp().tril(-1)
+    kk, qk = (x @ kc.transpose(-1, -2) for x in (kc, qc))  # (..., N, C, C)
+    lhs = decay * b.unsqueeze(-1) * kk.unsqueeze(nb)  # strictly lower: I is implied
+    gamma_prev = cum_prev.exp()
+    rhs = torch.cat([(c * vr).unsqueeze(-1), (b * gamma_prev).unsqueeze(-1) * kc.unsqueeze(nb)], -1)
     solved = torch.linalg.solve_triangular(lhs, rhs, upper=False, unitriangular=True)
-    u, x = solved[..., 0], solved[..., 1:]  # (..., r_v, N, C), (..., r_v, N, C, r_k)
-    # A chunk maps its start state row-wise as s ↦ s P + w (P = γ_C I − Σ_j D[C, j] x_j k_jᵀ,
-    # w = Σ_j D[C, j] u_j k_jᵀ): only this r_k×r_k product runs sequentially over chunks.
-    d_last = decay[..., -1, :]
-    trans = gamma[..., -1, None, None] * torch.eye(rk, dtype=q.dtype, device=q.device)
-    trans = trans - (x * d_last.unsqueeze(-1)).transpose(-1, -2) @ k_rows
-    offset = ((d_last * u).unsqueeze(-2) @ k_rows).squeeze(-2)
-    s = q.new_zeros(*batch, rv, rk) if state is None else state
-    starts = []
-    for i in range(n):
-        starts.append(s)
-        s = (s.unsqueeze(-2) @ trans[..., i, :, :]).squeeze(-2) + offset[..., i, :]
-    starts = torch.stack(starts, dim=-2).unsqueeze(-1)  # (..., r_v, N, r_k, 1)
-    u_tilde = u - (x @ starts).squeeze(-1)  # ũ_j = u_j − S_0 x_j
-    m = gamma_prev * (qc.unsqueeze(len(batch)) @ starts).squeeze(-1)
-    m = m + (qk @ u_tilde.unsqueeze(-1)).squeeze(-1)  # (..., r_v, N, C)
+    u, x = solved[..., :1], solved[..., 1:]  # (..., r_v, N, C, 1), (..., r_v, N, C, r_k)
+    to_end = (cum[..., -1:] - cum).exp()  # D[C, j]
+    k_rows = kc.unsqueeze(nb)
+    eye = torch.eye(rk, dtype=q.dtype, device=q.device)
+    trans = cum[..., -1, None, None].exp() * eye - (x * to_end.unsqueeze(-1)).transpose(-1, -2) @ k_rows
+    offset = ((u.squeeze(-1) * to_end).unsqueeze(-2) @ k_rows).squeeze(-2)
+    s0 = q.new_zeros(*batch, rv, rk) if state is None else state
+    starts, final = _chain(
+        trans.reshape(-1, n, rk, rk), offset.reshape(-1, n, rk), s0.reshape(-1, rk)
+    )
+    starts = starts.reshape(*batch, rv, n, rk, 1)
+    u_tilde = u - x @ starts  # ũ_j = u_j − S_0 x_j
+    m = gamma_prev * (starts.transpose(-1, -2) @ qc.unsqueeze(nb).transpose(-1, -2)).squeeze(-2)
+    m = m + ((decay * qk.unsqueeze(nb)) @ u_tilde).squeeze(-1)  # (..., r_v, N, C)
     m = m.reshape(*batch, rv, n * C)[..., :T].transpose(-1, -2)
-    return m.to(out_dtype), s.to(out_dtype)
+    if mask is not None:
+        m = m * mask.unsqueeze(-1).to(m.dtype)
+    return m.to(out_dtype), final.reshape(*batch, rv, rk).to(out_dtype)

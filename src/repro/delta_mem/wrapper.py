@@ -1,8 +1,9 @@
-"""Attach δ-Mem to every attention module of a frozen model, through its q_proj/o_proj.
+"""Attach δ-Mem to every attention module of a frozen model, through its projections.
 
-Any module with ``q_proj`` and ``o_proj`` Linear children counts as an attention module:
-the embedded backbone's and Hugging Face Qwen3's (whose q_proj output goes through q_norm
-and RoPE afterwards, so Δq lands before both, as in the official code).
+Any module with ``q_proj``, ``k_proj``, ``v_proj`` and ``o_proj`` Linear children counts as
+an attention module: the embedded backbone's and Hugging Face Qwen3's (whose q_proj output
+goes through q_norm and RoPE afterwards, so Δq lands before both, as in the official code).
+Both call q_proj first, then k_proj, v_proj and o_proj, as the read-out order needs.
 """
 
 from __future__ import annotations
@@ -12,49 +13,38 @@ import contextlib
 import torch
 from torch import nn
 
-from repro.delta_mem.memory import DeltaMemory, MemoryConfig
+from repro.delta_mem.memory import HEADS, DeltaMemory, MemoryConfig
 
 
-class _SteeredQ(nn.Module):
-    """q_proj(x) + Δq(x); reads (and, if on, writes) the layer's state from x."""
+class _Steered(nn.Module):
+    """proj(x) + Δ; the query side also reads (and, if on, writes) the layer's state from x."""
 
-    def __init__(self, base: nn.Linear, memory: DeltaMemory):
+    def __init__(self, base: nn.Linear, memory: DeltaMemory, head: str):
         super().__init__()
-        self.base, self.memory = base, memory
+        self.base, self.memory, self.head = base, memory, head
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = self.base(x)
-        delta = self.memory.steer_q(self.memory.read_write(x))
+        if self.head == "q":
+            self.memory.read_write(x)
+        delta = self.memory.steer(self.head)
         return out if delta is None else out + delta.to(out.dtype)
 
 
-class _SteeredO(nn.Module):
-    """o_proj(y) + Δo, from the read-out the same layer's q side just made."""
-
-    def __init__(self, base: nn.Linear, memory: DeltaMemory):
-        super().__init__()
-        self.base, self.memory = base, memory
-
-    def forward(self, y: torch.Tensor) -> torch.Tensor:
-        out = self.base(y)
-        delta = self.memory.steer_o()
-        return out if delta is None else out + delta.to(out.dtype)
-
-
-def attention_modules(model: nn.Module) -> list[nn.Module]:
-    return [
-        m
-        for m in model.modules()
-        if isinstance(getattr(m, "q_proj", None), nn.Linear)
-        and isinstance(getattr(m, "o_proj", None), nn.Linear)
-    ]
+def attention_modules(model: nn.Module) -> dict[str, nn.Module]:
+    """Attention modules by name (Hugging Face's: ``model.layers.<i>.self_attn``)."""
+    return {
+        name: m
+        for name, m in model.named_modules()
+        if all(isinstance(getattr(m, f"{h}_proj", None), nn.Linear) for h in HEADS)
+    }
 
 
 class DeltaMem(nn.Module):
     """The δ-Mem modules of a frozen model. Only ``memories`` hold trainable parameters.
 
     Episode use: ``reset()``; ``with dm.phase(writes=True, mask=m): model(history)``;
-    ``with dm.phase(writes=False): model(query)``.
+    ``with dm.phase(writes=False): model(query)``. ``names`` are the attention modules'.
     """
 
     def __init__(self, model: nn.Module, cfg: MemoryConfig):
@@ -62,17 +52,21 @@ class DeltaMem(nn.Module):
         model.requires_grad_(False)
         targets = attention_modules(model)
         if not targets:
-            raise ValueError("no attention module with q_proj and o_proj Linear children")
+            raise ValueError("no attention module with q/k/v/o_proj Linear children")
         memories = []
-        for attn in targets:
-            q, o = attn.q_proj, attn.o_proj
-            memory = DeltaMemory(q.in_features, q.out_features, o.out_features, cfg)
-            memory.to(device=q.weight.device)
+        for attn in targets.values():
+            projections = {h: getattr(attn, f"{h}_proj") for h in HEADS}
+            outs = {h: p.out_features for h, p in projections.items()}
+            memory = DeltaMemory(projections["q"].in_features, outs, cfg)
+            memory.to(device=projections["q"].weight.device)
             if cfg.init == "base_slice_fixed":
-                memory.init_from_base(q.weight, o.weight)
-            attn.q_proj, attn.o_proj = _SteeredQ(q, memory), _SteeredO(o, memory)
+                memory.init_from_base({h: p.weight for h, p in projections.items()})
+            for h, p in projections.items():
+                if h == "q" or h in cfg.heads:
+                    setattr(attn, f"{h}_proj", _Steered(p, memory, h))
             memories.append(memory)
         self.memories = nn.ModuleList(memories)
+        self.names = list(targets)
         self.cfg = cfg
 
     def reset(self) -> None:
@@ -86,6 +80,14 @@ class DeltaMem(nn.Module):
     def set_states(self, states: list[torch.Tensor | None]) -> None:
         for memory, state in zip(self.memories, states, strict=True):
             memory.state = state
+
+    def write_sparsity(self, target: float) -> torch.Tensor:
+        """The official write-sparsity penalty: mean over layers of (mean β − target)², with
+        each layer's β averaged over the real tokens of the last forward."""
+        means = [m.last_beta_mean for m in self.memories]
+        if any(x is None for x in means):
+            raise RuntimeError("write_sparsity needs a forward pass first")
+        return torch.stack([(x - target) ** 2 for x in means]).mean()
 
     @contextlib.contextmanager
     def phase(self, *, writes: bool, mask: torch.Tensor | None = None):
