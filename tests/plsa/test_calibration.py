@@ -4,12 +4,20 @@
 * nll and ECE equal hand-computed values.
 * Labels drawn from softmax(z) and a model reporting 3 z: the fitted temperature is ≈ 3,
   and scaling lowers held-out NLL and ECE; a calibrated model gets T ≈ 1.
+* The calibration report's ECE after scaling is cross-fitted: each half of the rows is
+  scaled with the temperature fitted on the other half, as recomputed by hand.
 """
 
 import numpy as np
 import pytest
 
-from repro.plsa.calibration import expected_calibration_error, fit_temperature, nll, softmax
+from repro.plsa.calibration import (
+    calibration_report,
+    expected_calibration_error,
+    fit_temperature,
+    nll,
+    softmax,
+)
 
 
 def test_softmax_matches_formula_and_is_stable():
@@ -53,3 +61,16 @@ def test_temperature_recovers_planted_overconfidence():
     assert expected_calibration_error(after, labels_test) < 0.015
     assert expected_calibration_error(before, labels_test) > 0.2
     assert fit_temperature(z, labels) == pytest.approx(1.0, rel=0.02)
+
+
+def test_calibration_report_is_cross_fitted():
+    z, labels = _planted(6000, seed=2)
+    report = calibration_report(3.0 * z, labels)
+    even, odd = np.arange(6000) % 2 == 0, np.arange(6000) % 2 == 1
+    scaled = np.empty((6000, 4))
+    scaled[even] = softmax(3.0 * z[even], fit_temperature(3.0 * z[odd], labels[odd]))
+    scaled[odd] = softmax(3.0 * z[odd], fit_temperature(3.0 * z[even], labels[even]))
+    assert report["ece_after"] == pytest.approx(expected_calibration_error(scaled, labels))
+    assert report["ece_before"] == pytest.approx(expected_calibration_error(softmax(3 * z), labels))
+    assert report["ece_before"] > 0.2 and report["ece_after"] < 0.03
+    assert np.isnan(calibration_report(z[:3], labels[:3])["ece_after"])  # too few to fit

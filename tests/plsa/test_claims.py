@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from repro.plsa.claims import check_claims
-from repro.plsa.estimators import pairwise_loglik
 
 
 def _row(n, seed, mm, plsa, hard, edges):
@@ -126,11 +125,3 @@ def test_claim_kinds_give_the_hand_computed_numbers(documents, tmp_path):
     assert claims["later"].verdict == "not tested at this scale"
     assert "model selection on source labels" in claims["vs_erm"].details
     assert len(json.loads(out.read_text())) == len(specs)
-
-
-def test_pairwise_loglik_equals_a_per_edge_loop():
-    rng = np.random.default_rng(0)
-    pi = rng.dirichlet(np.ones(9)).reshape(3, 3)
-    g_u, g_v = rng.uniform(0.1, 2, size=(50, 3)), rng.uniform(0.1, 2, size=(50, 3))
-    naive = np.mean([np.log(g_u[e] @ pi @ g_v[e]) for e in range(50)])
-    assert pairwise_loglik(pi, g_u, g_v) == pytest.approx(naive, rel=1e-12)

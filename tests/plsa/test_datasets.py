@@ -4,7 +4,8 @@
   the data root, the domain folder or the raw folder, with features and labels as planted
   and the edge list symmetrised (duplicates, reversed copies and a self loop removed).
 * A torch-saved PyG ``Data`` (Pair-Align's MAG ``US_labels_20.pt``) and a plain dict load with
-  ``weights_only=True``; a pickled foreign object is refused.
+  ``weights_only=True``; a pickled foreign object is refused. MAG's merged class 19 stays in
+  the graph and leaves the eval mask, through prepare_real and load_pair.
 * An OGB-style ``ogbn_arxiv/raw/*.csv.gz`` tree is split by year exactly as a naive,
   loop-by-loop reading of EERM's procedure does (degree order, re-indexing, year mask).
 * Truncated, corrupt or mismatched files raise ValueError naming the file.
@@ -24,6 +25,7 @@ from repro.plsa.datasets import (
     load_udagcn,
     symmetrise,
 )
+from repro.plsa.prepare import load_pair, prepare_real
 
 RNG = np.random.default_rng(0)
 N = 12
@@ -118,6 +120,25 @@ def test_pyg_data_file_like_mag(tmp_path):
     domain = load_pyg_graph_file(plain, name="G")
     assert domain.name == "G"
     check_graph(domain.graph, X, Y, EDGES)
+
+
+def test_mag_merged_class_is_trained_on_but_not_scored(tmp_path):
+    x, _, edge_index = tensors()
+    y = torch.from_numpy(np.where(Y == 2, 19, Y))  # the fixture's class 2 plays class 19
+    for country in ("US", "CN"):
+        torch.save(Data(x=x, edge_index=edge_index, y=y), tmp_path / f"{country}_labels_20.pt")
+    domain = load_pyg_graph_file(tmp_path / "US_labels_20.pt", merged_class=19)
+    np.testing.assert_array_equal(domain.graph.eval_mask, y.numpy() != 19)
+    assert domain.mask.all() and (domain.graph.y == 19).any()  # still trained on
+    assert load_pyg_graph_file(tmp_path / "US_labels_20.pt").graph.eval_mask is None
+    out = tmp_path / "pair.npz"
+    files = [str(tmp_path / f"{c}_labels_20.pt") for c in ("US", "CN")]
+    prepare_real(*files, (0, 1), str(out), merged_class=19)
+    for seed in (0, 1):
+        source, target = load_pair(str(out), seed)
+        for graph in (source, target):
+            np.testing.assert_array_equal(graph.eval_mask, graph.y != 19)
+            check_graph(graph, X, y.numpy(), EDGES)
 
 
 class NotAGraph:  # a pickled foreign class: weights_only must refuse to rebuild it

@@ -16,7 +16,8 @@ from repro.plsa.csbm import (
 )
 from repro.plsa.estimators import edge_weights_gamma
 from repro.plsa.gnn import WeightedSAGE
-from repro.plsa.train import TrainConfig, edge_pair_weights, run
+from repro.plsa.reweight import edge_pair_weights
+from repro.plsa.train import TrainConfig, run
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -206,3 +207,29 @@ def test_feature_predictor_variant_estimates_pi_well():
     assert features["pi_l1_error"] < 0.15  # measured 0.05-0.07 over seeds 0-2
     gnn = run(TrainConfig(method="plsa", epochs=30, seed=0), source, target)
     assert gnn["pi_l1_error"] > features["pi_l1_error"]
+
+
+METHOD_SAMPLE = ("strurw", "pa_official", "plsa_pair")
+
+
+def test_methods_record_calibration_and_strurw_mixes_at_one_half(gss, monkeypatch):
+    from repro.plsa import train
+
+    mixes = []
+
+    def recording(weights, y, edge_index, *, mix):
+        mixes.append(mix)
+        return edge_pair_weights(weights, y, edge_index, mix=mix)
+
+    monkeypatch.setattr(train, "edge_pair_weights", recording)
+    runs = {m: run(TrainConfig(method=m, epochs=20, device="cpu"), *gss) for m in METHOD_SAMPLE}
+    assert mixes == [0.5, 0.5, 1.0, 1.0, 1.0, 1.0]  # strurw's own λ; the configured mix
+    assert runs["strurw"]["label_weights"] is False
+    np.testing.assert_array_equal(runs["strurw"]["beta"], np.ones(3))
+    for method, result in runs.items():
+        assert 0 <= result["node_ece_after"] < 0.5 and 0 <= result["node_ece_before"] < 0.5
+        has_pair = method == "plsa_pair"
+        assert (result["pair_ece_after"] is not None) == has_pair, method
+    last = runs["plsa_pair"]["estimates"][-1]
+    assert last["pair_temperature"] > 0 and last["converged"]
+    assert runs["plsa_pair"]["pi_hat"].sum() == pytest.approx(1.0)

@@ -29,6 +29,7 @@ class Graph:
     x: np.ndarray  # (n, d) float32
     y: np.ndarray  # (n,) int64
     edge_index: np.ndarray  # (2, E) int64, both directions of every undirected edge
+    eval_mask: np.ndarray | None = None  # (n,) bool: nodes whose accuracy counts; None: all
 
     @property
     def num_classes(self) -> int:

@@ -12,7 +12,8 @@ Formats, as read by the public loading code of UDAGCN, Pair-Align and EERM/OGB:
   ``<name>_labels.txt`` (one integer per line).
 * MAG by country (Pair-Align, Zenodo record 10681285): ``<CC>_labels_20.pt``, a torch-saved PyG
   ``Data(x, edge_index, y)`` of the directed citations inside one country. Label 19 is the
-  merged class, which Pair-Align leaves out of the accuracy.
+  merged class, which Pair-Align trains on but leaves out of the accuracy (``utils.py``,
+  ``get_acc_score``): loaded with ``merged_class=19``, the graph's ``eval_mask`` drops it.
 * ogbn-arxiv (OGB raw CSV): headerless ``raw/{edge,node-feat,node-label,node_year,
   num-node-list,num-edge-list}.csv.gz``, split by publication year as in EERM.
 * Pileup (Delphes ROOT files, Zenodo record 8015774) is not read here, because uproot is not a
@@ -143,10 +144,13 @@ def _as_numpy(value) -> np.ndarray:
     return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)
 
 
-def load_pyg_graph_file(path: PathLike, *, name: str | None = None) -> Domain:
+def load_pyg_graph_file(
+    path: PathLike, *, name: str | None = None, merged_class: int | None = None
+) -> Domain:
     """A torch-saved PyG ``Data`` or dict with x, y and edge_index (e.g. Pair-Align's MAG
     ``US_labels_20.pt``). Loaded with ``weights_only=True``; only those three keys are read.
-    The default name is the file name up to ``_labels`` (``US``)."""
+    The default name is the file name up to ``_labels`` (``US``). Nodes of ``merged_class``
+    are kept for training and left out of the graph's ``eval_mask`` (accuracy)."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file")
@@ -161,6 +165,8 @@ def load_pyg_graph_file(path: PathLike, *, name: str | None = None) -> Domain:
         raise ValueError(f"{path}: expected a Data/dict with x, y, edge_index; missing {missing}")
     x, y, edges = (_as_numpy(fields[key]) for key in ("x", "y", "edge_index"))
     graph = make_graph(x, y, edges, files=path)
+    if merged_class is not None:
+        graph = dataclasses.replace(graph, eval_mask=graph.y != merged_class)
     name = name or path.name.split("_labels")[0].removesuffix(".pt")
     return Domain(name, graph, np.ones(graph.num_nodes, dtype=bool))
 

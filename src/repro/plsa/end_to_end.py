@@ -15,11 +15,17 @@ from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
 from repro.common.summary import mean_std
 from repro.plsa.prepare import load_pair
-from repro.plsa.train import TrainConfig, run
+from repro.plsa.train import ECE_KEYS, TrainConfig, run
 
 log = logging.getLogger(__name__)
 
-SUMMARY_KEYS = ("target_accuracy", "source_val_accuracy", "pi_l1_error", "train_seconds")
+SUMMARY_KEYS = (
+    "target_accuracy",
+    "source_val_accuracy",
+    "pi_l1_error",
+    *ECE_KEYS,
+    "train_seconds",
+)
 
 
 def train_method(

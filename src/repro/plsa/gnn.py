@@ -40,16 +40,25 @@ class WeightedSAGE(torch.nn.Module):
         self.head = torch.nn.Linear(hidden, num_classes)
         self.dropout = dropout
 
-    def forward(
+    def hidden(
         self,
         x: torch.Tensor,
         edge_index: torch.Tensor,
         edge_weight: torch.Tensor | None = None,
     ) -> torch.Tensor:
+        """The last layer's node representations (what the pair classifier reads)."""
         h = x
         for conv in self.convs:
             h = F.relu(conv(h, edge_index, edge_weight))
             # The reference code calls F.dropout without training=..., so its dropout also
             # runs at evaluation time; deliberately fixed here: dropout in training mode only.
             h = F.dropout(h, p=self.dropout, training=self.training)
-        return self.head(h)
+        return h
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        edge_index: torch.Tensor,
+        edge_weight: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        return self.head(self.hidden(x, edge_index, edge_weight))

@@ -3,7 +3,8 @@
 Embedded data sets are CSBM settings (``shift``, ``n``, ``sigma``); each seed draws a new
 pair of graphs, stored under ``s<seed>_<domain>_<field>`` because edge counts differ
 between draws. Real pairs (full scale: e.g. MAG papers by country) are the same for every
-seed and stored once under ``<domain>_<field>``.
+seed and stored once under ``<domain>_<field>``, with ``<domain>_eval_mask`` when the loader
+leaves nodes out of the accuracy (MAG's merged class).
 """
 
 from __future__ import annotations
@@ -52,13 +53,23 @@ def prepare_csbm(cfg: CSBMDataConfig, output: str) -> None:
     write_npz(output, **arrays)
 
 
-def prepare_real(source_file: str, target_file: str, seeds: tuple[int, ...], output: str) -> None:
-    """A pair of real graphs in PyG's saved format (MAG by country), shared by every seed."""
+def prepare_real(
+    source_file: str,
+    target_file: str,
+    seeds: tuple[int, ...],
+    output: str,
+    *,
+    merged_class: int | None = None,
+) -> None:
+    """A pair of real graphs in PyG's saved format (MAG by country), shared by every seed;
+    ``merged_class`` (MAG: 19) is trained on and left out of the accuracy."""
     arrays: dict[str, np.ndarray] = {"seeds": np.asarray(seeds)}
     for domain, path in (("source", source_file), ("target", target_file)):
-        loaded = load_pyg_graph_file(path)
+        loaded = load_pyg_graph_file(path, merged_class=merged_class)
         for field in FIELDS:
             arrays[f"{domain}_{field}"] = getattr(loaded.graph, field)
+        if loaded.graph.eval_mask is not None:
+            arrays[f"{domain}_eval_mask"] = loaded.graph.eval_mask
         log.info(
             "%s %s: %d nodes, %d directed edges",
             domain,
@@ -75,7 +86,10 @@ def load_pair(path: str, seed: int) -> tuple[Graph, Graph]:
     prefix = f"s{seed}_" if f"s{seed}_source_x" in data else ""
     try:
         return tuple(
-            Graph(**{f: data[f"{prefix}{domain}_{f}"] for f in FIELDS})
+            Graph(
+                **{f: data[f"{prefix}{domain}_{f}"] for f in FIELDS},
+                eval_mask=data.get(f"{prefix}{domain}_eval_mask"),
+            )
             for domain in ("source", "target")
         )
     except KeyError as err:

@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
-from repro.plsa import calibration, estimators
+from repro.plsa import calibration, em, estimators
 from repro.plsa.csbm import pair_distribution, sample_csbm, shift_setting
 
 log = logging.getLogger(__name__)
@@ -43,14 +43,13 @@ def _calibrated_probabilities(source, target, fraction, rng):
     held = order[: int(fraction * len(order))]
     fit = order[len(held) :]
     model = LogisticRegression(max_iter=1000).fit(source.x[fit], source.y[fit])
-    temperature = calibration.fit_temperature(
-        model.decision_function(source.x[held]), source.y[held]
-    )
+    held_logits = model.decision_function(source.x[held])
+    temperature = calibration.fit_temperature(held_logits, source.y[held])
     probs = {
         name: calibration.softmax(model.decision_function(graph.x), temperature)
         for name, graph in (("source", source), ("target", target))
     }
-    return probs, temperature
+    return probs, temperature, calibration.calibration_report(held_logits, source.y[held])
 
 
 def one_repetition(shift: str, sigma: float, n: int, seed: int, cfg: EstimatorStudyConfig) -> dict:
@@ -59,7 +58,9 @@ def one_repetition(shift: str, sigma: float, n: int, seed: int, cfg: EstimatorSt
     source = sample_csbm(source_spec, rng=rng)
     target = sample_csbm(target_spec, rng=rng)
     k = source.num_classes
-    probs, temperature = _calibrated_probabilities(source, target, cfg.calibration_fraction, rng)
+    probs, temperature, calibration_ece = _calibrated_probabilities(
+        source, target, cfg.calibration_fraction, rng
+    )
     pi_source = pair_distribution(source.edge_index, source.y, k)
     pi_target = pair_distribution(target.edge_index, target.y, k)
     prior_source = np.bincount(source.y, minlength=k) / len(source.y)
@@ -74,28 +75,46 @@ def one_repetition(shift: str, sigma: float, n: int, seed: int, cfg: EstimatorSt
         "accuracy": float((p_target.argmax(1) == target.y).mean()),
         "error": {},
         "seconds": {},
+        "solver": {},  # QP status and KKT residual; EM convergence and monotonicity
+        **calibration_ece,
     }
     started = time.perf_counter()
     confusion = estimators.pair_confusion(probs["source"], source.y, source.edge_index, k)
     confusion_seconds = time.perf_counter() - started
     runs = {
-        "hard_label": lambda: estimators.hard_label_estimate(p_target, target.edge_index, k),
+        "hard_label": lambda: (estimators.hard_label_estimate(p_target, target.edge_index, k), {}),
         "moment_matching": lambda: estimators.moment_matching_estimate(
             p_target, target.edge_index, confusion, pi_source, lam=0.0
-        )[0],
+        ),
         "moment_matching_ridge": lambda: estimators.moment_matching_estimate(
             p_target, target.edge_index, confusion, pi_source, lam=cfg.ridge
-        )[0],
-        "plsa": lambda: estimators.plsa_estimate(p_target, target.edge_index, prior_source)[0],
+        ),
+        "plsa": lambda: em.plsa_estimate(p_target, target.edge_index, prior_source),
     }
     for name, estimate in runs.items():
         started = time.perf_counter()
-        pi_hat = estimate()
+        pi_hat, info = estimate()
         row["seconds"][name] = time.perf_counter() - started
         row["error"][name] = estimators.l1_error(pi_hat, pi_target)
+        row["solver"][name] = _solver_summary(info)
     for name in ("moment_matching", "moment_matching_ridge"):
         row["seconds"][name] += confusion_seconds  # MM needs C; PLSA and hard labels do not
     return row
+
+
+def _solver_summary(info: dict) -> dict:
+    """What the checks read: the QP's status and KKT residual, EM's convergence and whether
+    its log-likelihood trace never fell (1e-12: rounding of a mean over edges)."""
+    if "status" in info:
+        return {"status": info["status"], "kkt_residual": info["kkt_residual"]}
+    if "loglik_trace" in info:
+        trace = np.asarray(info["loglik_trace"])
+        return {
+            "converged": info["converged"],
+            "iterations": info["iterations"],
+            "monotone": bool(np.all(np.diff(trace) >= -1e-12)),
+        }
+    return {}
 
 
 def slope(edges: np.ndarray, errors: np.ndarray) -> float:

@@ -1,17 +1,15 @@
 """End-to-end GNN domain adaptation on a (source, target) graph pair (Pair-Align's protocol).
 
 Full-batch training on the labelled source graph; every ``refresh_every`` epochs the current
-model is calibrated (temperature scaling on source-validation nodes), the target class-pair
-distribution π̂^T is re-estimated with the method's estimator, and it becomes per-source-edge
-weights (1 − mix) + mix·γ[y_u, y_v] (true source labels) on the source graph's messages and,
-with ``label_weights``, class weights β_y on the source cross-entropy.
+model's outputs go to ``reweight.estimate`` (the methods are described there), and its
+per-cell weights become per-source-edge weights (1 − mix) + mix·W[y_u, y_v] (true source
+labels) on the source graph's messages and, for the "BOTH" variants, class weights β_y on
+the source cross-entropy. The source graph's forward pass always uses the current edge
+weights (training, validation, calibration, the source moments of ``pa``), as in
+Pair-Align; the target graph is never reweighted.
 
-Methods: ``erm`` (no reweighting), ``strurw`` (hard pseudo-labels), ``pa`` (moment matching,
-Pair-Align), ``plsa`` (pairwise likelihood EM), ``oracle`` (true target π^T and p^T/p^S),
-and ``<estimator>_features``, where the estimator reads a feature-only predictor (see METHODS).
-The source graph's forward pass always uses the current edge weights (training, validation,
-calibration, the source moments of ``pa``), as in Pair-Align; the target graph is never
-reweighted.
+Accuracies count only the nodes of a graph's ``eval_mask`` (MAG: all but the merged class,
+as Pair-Align's ``get_acc_score`` does); training uses every node.
 
 Decisions (measured on the gss CSBM, n = 3000, 3 seeds):
 * β comes from BBSE (Pair-Align's node-level QP) by default, the same for every method. MLLS
@@ -38,41 +36,35 @@ from sklearn.linear_model import LogisticRegression
 
 from repro.common.device import select_device
 from repro.common.seeding import seed_everything, set_threads
-from repro.plsa import calibration, estimators
+from repro.plsa import estimators
 from repro.plsa.csbm import Graph, pair_distribution
 from repro.plsa.gnn import WeightedSAGE
+from repro.plsa.reweight import METHODS, Context, edge_pair_weights, estimate
 
 log = logging.getLogger(__name__)
 
-# "<estimator>_features": the estimator reads a feature-only predictor (logistic regression
-# on node features, calibrated) instead of the GNN. The factorised pair likelihood assumes
-# P(y_u | x_u) does not look at v; a GNN's prediction for u already uses v's features.
-METHODS = (
-    "erm",
-    "strurw",
-    "pa",
-    "plsa",
-    "oracle",
-    "strurw_features",
-    "pa_features",
-    "plsa_features",
-)
 SELECTIONS = ("source", "target")
+# calibration of the predictor the estimator read, at the last re-estimation (reweight.py)
+ECE_KEYS = ("node_ece_before", "node_ece_after", "pair_ece_before", "pair_ece_after")
 _FIELDS = (("x", torch.float32), ("edge_index", torch.long), ("y", torch.long))
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    method: str  # one of METHODS
+    method: str  # a key of reweight.METHODS
     epochs: int = 150
     lr: float = 3e-3
     hidden: int = 32
     layers: int = 2
     dropout: float = 0.5
     refresh_every: int = 10  # re-estimate every this many epochs, the first time at this epoch
-    lam_w: float = 0.0  # Pair-Align's ridge toward w = 1 (pa only)
-    label_weights: bool = True  # "BOTH" variants: β_y on the source loss (every method but erm)
+    lam_w: float = 0.0  # Pair-Align's ridge toward w = 1 (pa, pa_features)
+    official_lam_w: float = 1.0  # the ridge of pa_official (Pair-Align's ls_lambda)
+    label_weights: bool = True  # "BOTH" variants: β_y on the source loss (not erm, strurw)
     mix: float = 1.0  # message mixing (1 − mix)·m + mix·γ·m
+    strurw_mix: float = 0.5  # StruRW's own mixing λ (rw_lmda)
+    pair_epochs: int = 50  # plsa_pair: Adam steps per fit of the pair classifier
+    pair_lr: float = 0.01  # (see pair_classifier.PairClassifierConfig)
     label_estimator: str = "bbse"  # bbse (Pair-Align's QP, ridge 0.005) | mlls (brief §2.3)
     selection: str = "source"  # source-validation labels, or "target": 20% of target labels
     val_fraction: float = 0.2  # of source nodes (validation) and of target nodes (target-val)
@@ -81,26 +73,13 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}")
+            raise ValueError(f"method must be one of {tuple(METHODS)}, got {self.method!r}")
         if self.label_estimator not in ("mlls", "bbse"):
             raise ValueError(f"label_estimator must be mlls or bbse, got {self.label_estimator!r}")
         if self.selection not in SELECTIONS:
             raise ValueError(f"selection must be one of {SELECTIONS}, got {self.selection!r}")
         if self.refresh_every < 1 or not 0.0 < self.val_fraction < 1.0:
             raise ValueError("refresh_every must be >= 1 and val_fraction in (0, 1)")
-
-
-def edge_pair_weights(
-    gamma: np.ndarray, y: np.ndarray, edge_index: np.ndarray, *, mix: float = 1.0
-) -> np.ndarray:
-    """(1 − mix) + mix·γ[y_u, y_v] per edge (u, v), shape (E,).
-
-    One pair index y_u·k + y_v per edge and a lookup: never an (E, k, k) one-hot, which is
-    what made the reference code run out of memory at k = 20.
-    """
-    k = gamma.shape[0]
-    pair = y[edge_index[0]] * k + y[edge_index[1]]
-    return (1.0 - mix) + mix * np.asarray(gamma, dtype=np.float64).reshape(-1)[pair]
 
 
 def split_nodes(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -112,64 +91,15 @@ def split_nodes(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.n
     return np.sort(order[held:]), np.sort(order[:held])
 
 
-def _estimate_pi(cfg, source, target, p_s, p_t, fitted, truth) -> tuple[np.ndarray, dict]:
-    """π̂^T with the method's estimator from calibrated probabilities, and solver info."""
-    k = source.num_classes
-    method = cfg.method.removesuffix("_features")
-    if method == "oracle":
-        return truth["pi_t"], {}
-    if method == "strurw":
-        return estimators.hard_label_estimate(p_t, target.edge_index, k), {}
-    if method == "pa":  # C from all source edges (the brief's choice)
-        confusion = estimators.pair_confusion(p_s, source.y, source.edge_index, k)
-        return estimators.moment_matching_estimate(
-            p_t, target.edge_index, confusion, truth["pi_s"], lam=cfg.lam_w
-        )
-    return estimators.plsa_estimate(p_t, target.edge_index, fitted, pi_init=truth["pi_s"])
-
-
-def _estimate_beta(cfg, p_val, y_val, p_t, fitted, truth) -> np.ndarray:
-    """β = p^T / p^S: oracle, BBSE (source-validation confusion) or MLLS."""
-    k = len(fitted)
-    if not cfg.label_weights:
-        return np.ones(k)
-    if cfg.method == "oracle":
-        return truth["prior_t"] / truth["prior_s"]
-    if cfg.label_estimator == "bbse":
-        return estimators.label_weights_bbse(p_val, y_val, p_t, k)
-    return estimators.label_weights_mlls(p_t, fitted) * fitted / truth["prior_s"]
-
-
-def _estimate(cfg, source, target, logits_s, logits_t, val_s, truth, beta_now):
-    """(π̂^T, γ, β, info) from the current model's float64 numpy logits."""
-    if "feature_logits" in truth:  # the *_features variants
-        logits_s, logits_t = truth["feature_logits"]
-    temperature = calibration.fit_temperature(logits_s[val_s], source.y[val_s])
-    p_s, p_t = (calibration.softmax(z, temperature) for z in (logits_s, logits_t))
-    # A β-weighted loss fits the classifier to the prior p^S ⊙ β, not p^S: the likelihood
-    # estimators (PLSA, MLLS) must divide by the prior its posteriors belong to. The floor
-    # keeps P / prior finite when MLLS has driven a β_y to 0.
-    # (The feature-only predictor is fit without β: its prior is p^S.)
-    if "feature_logits" in truth:
-        beta_now = np.ones_like(beta_now)
-    fitted = np.maximum(truth["prior_s"] * beta_now, 1e-8)
-    fitted = fitted / fitted.sum()
-    pi_hat, info = _estimate_pi(cfg, source, target, p_s, p_t, fitted, truth)
-    beta = _estimate_beta(cfg, p_s[val_s], source.y[val_s], p_t, fitted, truth)
-    gamma = estimators.edge_weights_gamma(pi_hat, truth["pi_s"])
-    info = {"temperature": float(temperature), **_scalars(info)}
-    return np.asarray(pi_hat, dtype=np.float64), gamma, np.asarray(beta, dtype=np.float64), info
-
-
 def _feature_logits(source: Graph, target: Graph, train_s: np.ndarray):
     """Logits of a logistic regression on node features alone (fit on source training nodes)."""
     model = LogisticRegression(max_iter=1000).fit(source.x[train_s], source.y[train_s])
     return model.decision_function(source.x), model.decision_function(target.x)
 
 
-def _scalars(info: dict) -> dict:
-    """The JSON-friendly scalar entries of an estimator's info dict (solver status etc.)."""
-    return {k: v for k, v in info.items() if isinstance(v, str | int | float | bool)}
+def _evaluated(nodes: np.ndarray, graph: Graph) -> np.ndarray:
+    """The nodes among ``nodes`` whose accuracy counts (all, without an eval_mask)."""
+    return nodes if graph.eval_mask is None else nodes[np.asarray(graph.eval_mask)[nodes]]
 
 
 def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
@@ -194,17 +124,29 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         "prior_s": np.bincount(source.y, minlength=k) / len(source.y),
         "prior_t": np.bincount(target.y, minlength=k) / len(target.y),
     }
-
-    if cfg.method.endswith("_features"):
-        truth["feature_logits"] = _feature_logits(source, target, train_s)
+    method = METHODS[cfg.method]
+    ctx = Context(
+        source,
+        target,
+        train_s,
+        val_s,
+        val_t,
+        truth,
+        _feature_logits(source, target, train_s) if method.features else None,
+    )
 
     def tensor(a, dtype):
         return torch.as_tensor(np.asarray(a), dtype=dtype, device=device)
 
     x_s, ei_s, y_s = (tensor(getattr(source, f), t) for f, t in _FIELDS)
     x_t, ei_t, y_t = (tensor(getattr(target, f), t) for f, t in _FIELDS)
-    splits = {"train_s": train_s, "val_s": val_s, "test_t": test_t, "val_t": val_t}
-    idx = {name: tensor(a, torch.long) for name, a in splits.items()}
+    train_idx = tensor(train_s, torch.long)
+    scored = {  # the nodes whose accuracy counts (eval_mask)
+        "source_val": _evaluated(val_s, source),
+        "target_val": _evaluated(val_t, target),
+        "target_test": _evaluated(test_t, target),
+    }
+    scored = {name: tensor(a, torch.long) for name, a in scored.items()}
 
     model = WeightedSAGE(
         in_features=source.x.shape[1],
@@ -216,7 +158,8 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     edge_weight: torch.Tensor | None = None
     beta = torch.ones(k, device=device)
-    pi_hat = gamma = beta_np = None
+    current = None  # the latest reweight.Estimate
+    mix = cfg.strurw_mix if method.estimator == "strurw" else cfg.mix
     curves: dict[str, list[float]] = {"source_val": [], "target_val": [], "target_test": []}
     estimates: list[dict] = []
     best = (-1.0, 0, None)  # (selection score, epoch, state)
@@ -225,20 +168,23 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
     for epoch in range(1, cfg.epochs + 1):
         model.train()
         optimizer.zero_grad(set_to_none=True)
-        logits = model(x_s, ei_s, edge_weight)[idx["train_s"]]
-        labels = y_s[idx["train_s"]]
+        logits = model(x_s, ei_s, edge_weight)[train_idx]
+        labels = y_s[train_idx]
         loss = (beta[labels] * F.cross_entropy(logits, labels, reduction="none")).mean()
         loss.backward()
         optimizer.step()
 
         model.eval()
         with torch.no_grad():
-            logits_s = model(x_s, ei_s, edge_weight)
-            logits_t = model(x_t, ei_t)
+            hidden = (model.hidden(x_s, ei_s, edge_weight), model.hidden(x_t, ei_t))
+            logits_s, logits_t = model.head(hidden[0]), model.head(hidden[1])
         accs = {
-            "source_val": _accuracy(logits_s[idx["val_s"]], y_s[idx["val_s"]]),
-            "target_val": _accuracy(logits_t[idx["val_t"]], y_t[idx["val_t"]]),
-            "target_test": _accuracy(logits_t[idx["test_t"]], y_t[idx["test_t"]]),
+            name: _accuracy((logits_s if name == "source_val" else logits_t)[nodes], y[nodes])
+            for name, nodes, y in (
+                ("source_val", scored["source_val"], y_s),
+                ("target_val", scored["target_val"], y_t),
+                ("target_test", scored["target_test"], y_t),
+            )
         }
         for name, value in accs.items():
             curves[name].append(value)
@@ -247,22 +193,21 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
             state = {n: v.detach().clone() for n, v in model.state_dict().items()}
             best = (score, epoch, state)
 
-        if cfg.method != "erm" and epoch % cfg.refresh_every == 0:
-            pi_hat, gamma, beta_np, info = _estimate(
+        if method.estimator is not None and epoch % cfg.refresh_every == 0:
+            current = estimate(
                 cfg,
-                source,
-                target,
-                logits_s.double().cpu().numpy(),
-                logits_t.double().cpu().numpy(),
-                val_s,
-                truth,
-                np.ones(k) if beta_np is None else beta_np,
+                ctx,
+                (logits_s.double().cpu().numpy(), logits_t.double().cpu().numpy()),
+                np.ones(k) if current is None else current.beta,
+                hidden if method.estimator == "plsa_pair" else None,
             )
-            weights = edge_pair_weights(gamma, source.y, source.edge_index, mix=cfg.mix)
+            weights = edge_pair_weights(current.cell_weights, source.y, source.edge_index, mix=mix)
             edge_weight = tensor(weights, torch.float32)
-            beta = tensor(beta_np, torch.float32)
-            error = estimators.l1_error(pi_hat, truth["pi_t"])
-            estimates.append({"epoch": epoch, "l1_error": float(error), "beta": beta_np, **info})
+            beta = tensor(current.beta, torch.float32)
+            error = estimators.l1_error(current.pi_hat, truth["pi_t"])
+            estimates.append(
+                {"epoch": epoch, "l1_error": float(error), "beta": current.beta, **current.info}
+            )
         if epoch % 50 == 0 or epoch == cfg.epochs:
             log.info(
                 "%s seed %d epoch %d: loss %.4f, source val %.3f, target test %.3f%s",
@@ -280,23 +225,25 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         raise RuntimeError(f"{cfg.method}: no epoch after {first_candidate - 1} could be selected")
     if checkpoint is not None:
         torch.save(best[2], checkpoint)
+    last = estimates[-1] if estimates else {}
     return {
         "method": cfg.method,
         "selection": cfg.selection,
         "seed": cfg.seed,
-        "label_weights": cfg.label_weights and cfg.method != "erm",
+        "label_weights": cfg.label_weights and method.label_weights,
         "target_accuracy": curves["target_test"][best_epoch - 1],
         "target_val_accuracy": curves["target_val"][best_epoch - 1],
         "source_val_accuracy": curves["source_val"][best_epoch - 1],
         "best_epoch": best_epoch,
-        "pi_l1_error": estimates[-1]["l1_error"] if estimates else None,
-        "pi_hat": pi_hat,
+        "pi_l1_error": last.get("l1_error"),
+        **{key: last.get(key) for key in ECE_KEYS},
+        "pi_hat": None if current is None else current.pi_hat,
         "pi_target": truth["pi_t"],
-        "gamma": gamma,
-        "beta": beta_np,
+        "gamma": None if current is None else current.cell_weights,
+        "beta": None if current is None else current.beta,
         "estimates": estimates,
         "curves": curves,
-        "n_target_test": len(test_t),
+        "n_target_test": int(scored["target_test"].numel()),
         "device": str(device),
         "train_seconds": time.perf_counter() - started,
         "config": dataclasses.asdict(cfg),
@@ -309,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     from repro.plsa.csbm import sample_csbm, shift_setting
 
     p = argparse.ArgumentParser(description=main.__doc__)
-    p.add_argument("--method", choices=METHODS, required=True)
+    p.add_argument("--method", choices=tuple(METHODS), required=True)
     p.add_argument("--shift", default="gss", help="none | css | degree | gss")
     p.add_argument("--n", type=int, default=3000)
     p.add_argument("--sigma", type=float, default=0.55)
