@@ -15,8 +15,10 @@ from repro.r3_adapter.model import ModelConfig, TwoViewTransformer
 from repro.r3_adapter.relational import RelationalAdapter, RelationalConfig, RelationSite
 from repro.r3_adapter.scenes import SceneConfig, make_scenes
 from repro.r3_adapter.shift import LowLight
+from repro.r3_adapter.sites import CrossAttentionSite
 
 SCENE = SceneConfig(grid=4)
+SITE = CrossAttentionSite((4, 4))
 SPECS = {
     "lora": {"adapters": {"lora": {"rank": 2}}},
     "dora": {"adapters": {"dora": {"rank": 2}}},
@@ -49,7 +51,7 @@ def test_identity_at_step_zero_then_live(name):
     model, batch = _model(), _batch()
     before = model(*batch.inputs())
     frozen = {n: p.detach().clone() for n, p in model.named_parameters()}
-    adapted = build_method(model, SPECS[name], grid=(SCENE.grid,) * 2)
+    adapted = build_method(model, SPECS[name], site=SITE)
     at_init = model(*batch.inputs())
     for key in before:
         torch.testing.assert_close(at_init[key], before[key], rtol=0, atol=1e-6)
@@ -69,7 +71,7 @@ def test_identity_at_step_zero_then_live(name):
 def test_refinement_off_is_not_the_identity():
     model, batch = _model(), _batch()
     before = model(*batch.inputs())["match"]
-    build_method(model, {"adapters": {"relational": {"refinement": False}}}, grid=(4, 4))
+    build_method(model, {"adapters": {"relational": {"refinement": False}}}, site=SITE)
     assert (model(*batch.inputs())["match"] - before).abs().max() > 1e-4
 
 
@@ -77,7 +79,7 @@ def test_lora_and_dora_come_from_peft_on_every_attention_linear():
     from peft.tuners.lora import LoraLayer
 
     model = _model()
-    adapted = build_method(model, SPECS["dora"], grid=(4, 4))
+    adapted = build_method(model, SPECS["dora"], site=SITE)
     wrapped = sorted(n for n, m in model.named_modules() if isinstance(m, LoraLayer))
     per_block = ["attn.proj", "attn.qkv", "cross_attn.proj", "cross_attn.projk"]
     per_block += ["cross_attn.projq", "cross_attn.projv"]
@@ -90,12 +92,12 @@ def test_lora_and_dora_come_from_peft_on_every_attention_linear():
 
 def test_trainable_state_round_trips():
     model = _model()
-    adapted = build_method(model, SPECS["relational_lora"], grid=(4, 4))
+    adapted = build_method(model, SPECS["relational_lora"], site=SITE)
     for p in adapted.trainable():
         p.data.normal_()
     batch = _batch()
     want = model(*batch.inputs())["match"]
-    fresh = build_method(_model(), SPECS["relational_lora"], grid=(4, 4))
+    fresh = build_method(_model(), SPECS["relational_lora"], site=SITE)
     fresh.load_trainable_state(adapted.trainable_state())
     torch.testing.assert_close(fresh.model(*batch.inputs())["match"], want)
     with pytest.raises(KeyError, match="lacks"):

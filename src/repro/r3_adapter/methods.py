@@ -18,7 +18,7 @@ from torch import nn
 
 from repro.r3_adapter.adapters import SSF, VPT, AdaptFormer
 from repro.r3_adapter.relational import RelationalConfig
-from repro.r3_adapter.sites import CrossAttentionSite, RelationalHooks
+from repro.r3_adapter.sites import CrossAttentionSite, GlobalAttentionSite, RelationalHooks
 
 ADAPTER_KINDS = ("lora", "dora", "ssf", "vpt", "adaptformer", "relational")
 TRAIN_MODES = ("none", "heads", "all")
@@ -89,10 +89,14 @@ def build_method(
     model: nn.Module,
     spec: dict[str, Any],
     *,
-    grid: tuple[int, int],
+    site: CrossAttentionSite | GlobalAttentionSite,
     targets: Targets = Targets(),
 ) -> Adapted:
-    """Freeze ``model``, attach the spec's adapters, mark what trains; returns the handle."""
+    """Freeze ``model``, attach the spec's adapters, mark what trains; returns the handle.
+
+    ``site`` says how the relational adapter reads the backbone's cross-view attention
+    (repro.r3_adapter.sites); ``targets`` names the modules every adapter attaches to.
+    """
     adapters = dict(spec.get("adapters") or {})
     train = spec.get("train", "none")
     unknown = set(adapters) - set(ADAPTER_KINDS)
@@ -116,7 +120,6 @@ def build_method(
         )
     if "relational" in adapters:
         cfg = RelationalConfig(**(adapters["relational"] or {}))
-        site = CrossAttentionSite(grid)
         hooks["relational"] = RelationalHooks(model, targets.cross_attention, site, cfg)
     if train == "heads":
         for param in model.head_parameters():
