@@ -1,0 +1,267 @@
+"""Merge rules with one signature: ``rule(problem, **params) -> Merged``.
+
+Every rule sees the same :class:`MergeProblem`: the dense task updates ΔW_t (a dict of
+parameter name → array per task), the calibration objective (``score``, higher is better),
+and the calibration margins MaLoRA needs. Rules that tune a coefficient spend at most
+``budget`` calls of ``score``; that count is returned, so equal budgets can be checked.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from scipy.optimize import minimize
+
+from repro.malora.merging import malora_alphas, merge
+
+Delta = Mapping[str, np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class MergeProblem:
+    deltas: Sequence[Delta]
+    score: Callable[[Delta], float] | None = None  # calibration objective of a merged ΔW
+    loss: Callable[[Delta], float] | None = None  # LoraHub's objective; default −score
+    task_margins: np.ndarray | None = None  # m_t: adapter t on task t's calibration data
+    base_margin: float | None = None  # m_0: the base model on the pre-training calibration data
+    layer_margins: Mapping[str, np.ndarray] | None = None  # per parameter: m_t of that layer
+    seed: int = 0
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.deltas[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Merged:
+    delta: dict[str, np.ndarray]
+    alphas: np.ndarray | None = None  # per task, where the rule is a weighted sum
+    evaluations: int = 0  # calls of the calibration objective
+
+
+def _weighted(problem: MergeProblem, alphas) -> dict[str, np.ndarray]:
+    zero = {n: np.zeros_like(v) for n, v in problem.deltas[0].items()}
+    return merge(zero, list(problem.deltas), list(alphas))
+
+
+def _flat(delta: Delta, names: list[str]) -> np.ndarray:
+    return np.concatenate([np.asarray(delta[n]).ravel() for n in names])
+
+
+def _unflat(vector: np.ndarray, like: Delta) -> dict[str, np.ndarray]:
+    out, start = {}, 0
+    for name, value in like.items():
+        out[name] = vector[start : start + value.size].reshape(value.shape)
+        start += value.size
+    return out
+
+
+def task_arithmetic(problem: MergeProblem, *, scale: float = 1.0) -> Merged:
+    alphas = np.full(len(problem.deltas), float(scale))
+    return Merged(_weighted(problem, alphas), alphas)
+
+
+def average(problem: MergeProblem) -> Merged:
+    return task_arithmetic(problem, scale=1.0 / len(problem.deltas))
+
+
+def ties_vectors(vectors: np.ndarray, *, top_k: float, trim: bool = True) -> np.ndarray:
+    """TIES on stacked task vectors (tasks × coordinates): trim each task to its top-k
+    fraction by magnitude, elect a sign per coordinate by the summed mass, average the
+    entries that agree with it (the disjoint mean)."""
+    kept = vectors.copy()
+    if trim:
+        if not 0 < top_k <= 1:
+            raise ValueError(f"top_k must lie in (0, 1], got {top_k}")
+        keep = max(1, int(round(top_k * vectors.shape[1])))
+        order = np.argsort(-np.abs(vectors), axis=1, kind="stable")[:, keep:]
+        np.put_along_axis(kept, order, 0.0, axis=1)
+    sign = np.sign(kept.sum(axis=0))
+    sign[sign == 0] = np.sign(sign.sum()) or 1.0  # ties go to the majority, as in TIES
+    agree = (np.sign(kept) == sign) & (kept != 0)
+    counts = agree.sum(axis=0)
+    return np.where(counts > 0, (kept * agree).sum(axis=0) / np.maximum(counts, 1), 0.0)
+
+
+def dare_vectors(vectors: np.ndarray, *, drop: float, rng: np.random.Generator) -> np.ndarray:
+    """DARE: drop each coordinate with probability ``drop`` and rescale the rest by 1/(1−p)."""
+    if not 0 <= drop < 1:
+        raise ValueError(f"drop must lie in [0, 1), got {drop}")
+    return vectors * (rng.random(vectors.shape) >= drop) / (1.0 - drop)
+
+
+def _combine(vectors, inner: str, *, top_k, drop, scale, rng) -> np.ndarray:
+    if inner == "ties":
+        return scale * ties_vectors(vectors, top_k=top_k)
+    if inner == "dare":
+        return scale * dare_vectors(vectors, drop=drop, rng=rng).sum(axis=0)
+    if inner == "dare_ties":
+        return scale * ties_vectors(dare_vectors(vectors, drop=drop, rng=rng), top_k=1, trim=False)
+    raise ValueError(f"inner merge must be ties, dare or dare_ties, got {inner!r}")
+
+
+def sparse_merge(
+    problem: MergeProblem,
+    *,
+    inner: str,
+    top_k: float = 0.2,
+    drop: float = 0.5,
+    scale: float = 1.0,
+) -> Merged:
+    """TIES, DARE (+ sum) or DARE-TIES on the flattened task vectors (all layers at once)."""
+    names = problem.names
+    vectors = np.stack([_flat(d, names) for d in problem.deltas])
+    rng = np.random.default_rng(problem.seed)
+    merged = _combine(vectors, inner, top_k=top_k, drop=drop, scale=scale, rng=rng)
+    return Merged(_unflat(merged, problem.deltas[0]))
+
+
+def ties(problem: MergeProblem, *, top_k: float = 0.2, scale: float = 1.0) -> Merged:
+    return sparse_merge(problem, inner="ties", top_k=top_k, scale=scale)
+
+
+def dare(problem: MergeProblem, *, drop: float = 0.5, scale: float = 1.0) -> Merged:
+    return sparse_merge(problem, inner="dare", drop=drop, scale=scale)
+
+
+def dare_ties(problem: MergeProblem, *, drop: float = 0.5, scale: float = 1.0) -> Merged:
+    return sparse_merge(problem, inner="dare_ties", drop=drop, scale=scale)
+
+
+def knots_blocks(deltas: Sequence[Delta], tol: float = 1e-5):
+    """Per layer, the joint SVD [ΔW_1 … ΔW_T] = U S [V_1ᵀ … V_Tᵀ]: the shared bases U and
+    each task's block S V_tᵀ (so ΔW_t = U · block_t exactly)."""
+    bases, blocks = {}, [dict() for _ in deltas]
+    for name in deltas[0]:
+        mats = [np.asarray(d[name]) for d in deltas]
+        u, s, vt = np.linalg.svd(np.concatenate(mats, axis=1), full_matrices=False)
+        support = s > tol * max(s.max(initial=0.0), 1.0)  # drop the null space of the concat
+        bases[name] = u[:, support]
+        for t, block in enumerate(np.split(s[support, None] * vt[support], len(mats), axis=1)):
+            blocks[t][name] = block
+    return bases, blocks
+
+
+def knots(
+    problem: MergeProblem,
+    *,
+    inner: str = "ties",
+    top_k: float = 0.2,
+    drop: float = 0.5,
+    scale: float = 1.0,
+) -> Merged:
+    """KnOTS: the task blocks S V_tᵀ of the joint SVD (flattened over all layers) are merged
+    by ``inner`` (ties, dare or dare_ties) and rebuilt as U · merged block."""
+    bases, blocks = knots_blocks(problem.deltas)
+    names = problem.names
+    vectors = np.stack([_flat(b, names) for b in blocks])
+    rng = np.random.default_rng(problem.seed)
+    merged = _unflat(
+        _combine(vectors, inner, top_k=top_k, drop=drop, scale=scale, rng=rng), blocks[0]
+    )
+    return Merged({n: bases[n] @ merged[n] for n in names})
+
+
+def lorahub(problem: MergeProblem, *, budget: int, l1: float = 0.05, bound: float = 1.5) -> Merged:
+    """LoraHub: gradient-free search of per-task weights w ∈ [−bound, bound]^T from w = 0,
+    minimising loss(Σ w_t ΔW_t) + l1 Σ|w_t| within ``budget`` objective calls (Nelder-Mead
+    stands in for LoraHub's nevergrad optimiser)."""
+    objective = problem.loss or (lambda delta: -problem.score(delta))
+    calls = []
+
+    def penalised(w):
+        calls.append(1)
+        return float(objective(_weighted(problem, w))) + l1 * float(np.abs(w).sum())
+
+    n = len(problem.deltas)
+    simplex = np.vstack([np.zeros(n), 0.5 * np.eye(n)])
+    result = minimize(
+        penalised,
+        np.zeros(n),
+        method="Nelder-Mead",
+        bounds=[(-bound, bound)] * n,
+        options={"maxfev": budget, "initial_simplex": simplex, "xatol": 1e-4, "fatol": 1e-6},
+    )
+    alphas = np.clip(result.x, -bound, bound)
+    return Merged(_weighted(problem, alphas), alphas, evaluations=len(calls))
+
+
+def malora(problem: MergeProblem) -> Merged:
+    """α_t = m_0 / m_t from the calibration margins (no objective calls)."""
+    if problem.task_margins is None:
+        raise ValueError("malora needs the calibration task margins m_t")
+    alphas = malora_alphas(problem.task_margins, problem.base_margin)
+    return Merged(_weighted(problem, alphas), alphas)
+
+
+def malora_layerwise(problem: MergeProblem) -> Merged:
+    """Per-layer α_{t,l} = m_0 / m_{t,l}, m_{t,l} the margin with only layer l of adapter t
+    applied; a layer whose margins are not all > 0 (it cannot classify alone) keeps the
+    global α_t."""
+    if problem.layer_margins is None:
+        raise ValueError("malora_layerwise needs per-layer calibration margins")
+    global_alphas = malora(problem).alphas
+    per_task = [dict.fromkeys(problem.names, float(a)) for a in global_alphas]
+    for name, margins in problem.layer_margins.items():
+        margins = np.asarray(margins, dtype=float)
+        if np.all(np.isfinite(margins)) and np.all(margins > 0):
+            for t, a in enumerate(malora_alphas(margins, problem.base_margin)):
+                per_task[t][name] = float(a)
+    zero = {n: np.zeros_like(v) for n, v in problem.deltas[0].items()}
+    return Merged(merge(zero, list(problem.deltas), per_task), global_alphas)
+
+
+def _norm_rule(problem: MergeProblem, norm: str) -> Merged:
+    norms = np.array(
+        [sum(np.linalg.norm(np.asarray(v), ord=norm) for v in d.values()) for d in problem.deltas]
+    )
+    alphas = norms.mean() / norms  # α_t ∝ 1/‖ΔW_t‖, at task-arithmetic scale on average
+    return Merged(_weighted(problem, alphas), alphas)
+
+
+def norm_frobenius(problem: MergeProblem) -> Merged:
+    return _norm_rule(problem, "fro")
+
+
+def norm_nuclear(problem: MergeProblem) -> Merged:
+    return _norm_rule(problem, "nuc")
+
+
+RULES: dict[str, Callable[..., Merged]] = {
+    "task_arithmetic": task_arithmetic,
+    "average": average,
+    "ties": ties,
+    "dare": dare,
+    "dare_ties": dare_ties,
+    "knots": knots,
+    "lorahub": lorahub,
+    "malora": malora,
+    "malora_layerwise": malora_layerwise,
+    "norm_frobenius": norm_frobenius,
+    "norm_nuclear": norm_nuclear,
+}
+
+
+def run_rule(
+    rule: str, problem: MergeProblem, params: Mapping | None = None, scale_grid=None
+) -> Merged:
+    """Run ``rule``; with ``scale_grid`` its ``scale`` is chosen on the calibration objective
+    (one call per grid point, ties to the first), as task arithmetic's coefficient is."""
+    if rule not in RULES:
+        raise ValueError(f"unknown merge rule {rule!r}; choose from {sorted(RULES)}")
+    params = dict(params or {})
+    if scale_grid is None:
+        return RULES[rule](problem, **params)
+    if problem.score is None:
+        raise ValueError(f"tuning {rule} needs a calibration objective")
+    best, best_score = None, -np.inf
+    for scale in scale_grid:
+        candidate = RULES[rule](problem, **params, scale=float(scale))
+        value = float(problem.score(candidate.delta))
+        if value > best_score:  # NaN never wins
+            best, best_score = candidate, value
+    if best is None:
+        raise ValueError(f"{rule}: no finite calibration score on the grid {list(scale_grid)}")
+    return dataclasses.replace(best, evaluations=best.evaluations + len(scale_grid))
