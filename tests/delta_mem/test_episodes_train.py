@@ -135,3 +135,48 @@ def test_full_view_reads_the_whole_window_after_writing():
             train.answer_logits(model, batch, dm, device="cpu", full_view=True), plain
         )
         assert all(s.abs().sum() > 0 for s in dm.states())  # but the state was written
+
+
+def _first_loss(root, name, method, optim):
+    train.train_method(
+        name, method, SPEC, TaskConfig(), optim, 0, root / "bb.pt", root / f"{name}.pt",
+        root / f"{name}.json", device="cpu",
+    )
+    from repro.common.io import read_json
+
+    return read_json(root / f"{name}.json")["losses"][0]
+
+
+def test_each_method_trains_on_its_own_view(trained):
+    """Step 0 (zero Δ heads, LoRA B = 0: both are the base): δ-Mem's loss is the base's on the
+    query window plus the regulariser, LoRA-SFT's the base's with the history in the window."""
+    root, _ = trained
+    task, optim = TaskConfig(), OptimConfig(steps=1, batch_size=8, write_sparsity_weight=0.5)
+    batch = make_batch(np.random.default_rng(0), 8, task.train_facts, overwrite=task.overwrite)
+    base = train.load_backbone(SPEC, root / "bb.pt", "cpu")
+    with torch.no_grad():
+        query = torch.nn.functional.cross_entropy(base(batch.query)[:, -1], batch.answer)
+        full = torch.nn.functional.cross_entropy(train.full_logits(base, batch, device="cpu"), batch.answer)
+    beta0 = torch.sigmoid(torch.tensor(-1.5))  # W_β = 0 at init: β = σ(b_β) everywhere
+    penalty = float((beta0 - 0.05) ** 2)
+    got = _first_loss(root, "dm1", {"kind": "delta_mem"}, optim)
+    assert got == pytest.approx(float(query) + 0.5 * penalty, rel=1e-5)
+    got = _first_loss(root, "lora1", {"kind": "lora", "rank": 6}, optim)
+    assert got == pytest.approx(float(full), rel=1e-5)
+    off = OptimConfig(steps=1, batch_size=8)  # weight 0: the regulariser is off
+    assert _first_loss(root, "dm0", {"kind": "delta_mem"}, off) == pytest.approx(float(query), rel=1e-5)
+
+
+def test_write_sparsity_pulls_mean_beta_to_its_target(trained):
+    root, _ = trained
+    betas = {}
+    for weight in (0.0, 20.0):
+        optim = OptimConfig(steps=40, batch_size=8, lr=3e-2, write_sparsity_weight=weight)
+        _first_loss(root, f"w{weight}", {"kind": "delta_mem"}, optim)
+        base = train.load_backbone(SPEC, root / "bb.pt", "cpu")
+        model, dm, trainable = train.attach(base, {"kind": "delta_mem"})
+        trainable.load_state_dict(torch.load(root / f"w{weight}.pt", weights_only=True))
+        with torch.no_grad():
+            train.answer_logits(model, make_batch(np.random.default_rng(5), 64, 3), dm, device="cpu")
+        betas[weight] = float(torch.stack([m.last_beta_mean for m in dm.memories]).mean())
+    assert abs(betas[20.0] - 0.05) < 0.5 * abs(betas[0.0] - 0.05)

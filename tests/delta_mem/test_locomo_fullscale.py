@@ -1,32 +1,80 @@
-"""LoCoMo parsing and scoring on a hand-made fixture; the full-scale answer path on a tiny
-random Qwen3 with a word-level tokenizer (no downloads)."""
+"""LoCoMo parsing, δ-Mem's prompts and scoring on a hand-made fixture; the full-scale paths
+(one-pass ingestion, the four conditions, generation) on a tiny random Qwen3 with a
+word-level tokenizer (no downloads)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+import torch
 
-from repro.delta_mem import fullscale, locomo
+from repro.delta_mem import fullscale, generation, locomo
 from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.wrapper import DeltaMem
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
 
 
+def _randomise(dm, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    for p in dm.parameters():
+        p.data = torch.randn(p.shape, generator=g) * 0.5
+
+
 def test_parser_keeps_categories_1_to_4_with_their_numbering():
     conversations = locomo.load(str(FIXTURE))
     assert [c.sample_id for c in conversations] == ["conv-fixture-1", "conv-fixture-2"]
     first = conversations[0]
+    assert first.speakers == ("Ana", "Ben")
+    assert [s.date for s in first.sessions] == ["1:56 pm on 8 May, 2023", "10:00 am on 20 June, 2023"]
     assert [q.category for q in first.questions] == [1, 2, 3, 4, 4]  # 5 (adversarial) dropped
     assert first.questions[4].answer == "2021"  # numbers become strings
-    assert first.history.index("8 May, 2023") < first.history.index("20 June, 2023")
-    assert 'Ben said, "Lovely. I started painting landscapes." and shared a photo' in first.history
     assert locomo.CATEGORIES[1] == "multi_hop" and locomo.CATEGORIES[4] == "single_hop"
-    assert locomo.prompt(first.questions[1]).rstrip().endswith("approximate date. Short answer:")
-    assert "approximate date" not in locomo.prompt(first.questions[3])
     only_temporal = locomo.load(str(FIXTURE), categories=(2,))
     assert [len(c.questions) for c in only_temporal] == [1, 0]
+
+
+def test_delta_mem_prompts_as_the_official_protocol_writes_them():
+    first = locomo.load(str(FIXTURE))[0]
+    history = locomo.history_messages(first)
+    assert history[0] == {"role": "system", "content": locomo.SYSTEM_PROMPT}
+    assert [m["role"] for m in history] == ["system", "user", "user"]
+    assert history[1]["content"] == (
+        'DATE: 1:56 pm on 8 May, 2023\nCONVERSATION:\nAna said, "I adopted a dog named Pixel '
+        'yesterday!"\n\nBen said, "Lovely. I started painting landscapes."\n and shared a photo '
+        "of a painting of a lake."
+    )
+    temporal = locomo.question_prompt(first.questions[1])
+    assert temporal.startswith("Based on the above conversations, write a short answer")
+    assert temporal.endswith("Question: When did Ana adopt Pixel? Use DATE of CONVERSATION to answer with an approximate date.")
+    assert "approximate date" not in locomo.question_prompt(first.questions[3])
+    assert locomo.canonical("\n  Answer: (a) Oslo\nmore text") == "oslo"
+
+
+def test_official_context_order_and_budget():
+    first = locomo.load(str(FIXTURE))[0]
+
+    def words(text):
+        return len(text.split())
+
+    full = locomo.official_context(first, words, 10_000, "Q")
+    assert full.startswith("Below is a conversation between two people: Ana and Ben.")
+    # the official construction puts the latest session first, turns in order inside
+    assert full.index("20 June") < full.index("8 May")
+    assert full.index("I adopted a dog") < full.index("Lovely.")
+    # a budget that holds session 1's last turn only: earlier turns are dropped, and the
+    # turns of session 2 are never reached
+    start = words(locomo.CONV_START.format("Ana", "Ben")) + 1
+    last = locomo.turn_text(first.sessions[0].dialogs[-1])
+    header = "DATE: 1:56 pm on 8 May, 2023\nCONVERSATION:\n"
+    tight = locomo.official_context(first, words, start + words(header + last) + 1, "Q")
+    assert "Lovely." in tight and "adopted" not in tight and "Oslo" not in tight
+    messages = locomo.official_prompt_messages(first, first.questions[3], words, 10_000)
+    prompt = locomo.question_prompt(first.questions[3])
+    assert messages[0]["content"] == locomo.SYSTEM_PROMPT
+    context = locomo.official_context(first, words, 10_000 - locomo.ANSWER_RESERVE_TOKENS, prompt)
+    assert messages[1]["content"] == context + "\n\n" + prompt
 
 
 def test_token_f1_matches_hand_computed_values():
@@ -52,36 +100,113 @@ def test_scores_per_category_and_overall():
     assert summary["single_hop"] == pytest.approx(0.5) and summary["n"] == 5
 
 
+def test_one_pass_ingestion_chunked_equals_one_shot(random_qwen3):
+    """The official ingestion is one forward pass; pieces that attend to the earlier ones
+    through the KV cache give the same state, separate windows (the old way) do not."""
+    model = random_qwen3(max_position_embeddings=128)
+    dm = DeltaMem(model, MemoryConfig(rank=4, chunk_size=8))
+    _randomise(dm)
+    ids = torch.randint(0, 64, (1, 45))
+    finals = {}
+    for chunk in (None, 16, 7, 1):
+        generation.ingest(model, dm, ids, chunk=chunk)
+        finals[chunk] = [s.clone() for s in dm.states()]
+    for chunk in (16, 7, 1):
+        for a, b in zip(finals[chunk], finals[None], strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    dm.reset()
+    with torch.no_grad(), dm.phase(writes=True):
+        for start in range(0, 45, 16):  # windows that cannot attend to each other
+            model(input_ids=ids[:, start : start + 16])
+    assert max((a - b).abs().max() for a, b in zip(dm.states(), finals[None])) > 1e-3
+
+
 @pytest.fixture
 def tiny_qwen3(word_qwen3):
     """A fresh random Qwen3 (each test attaches its own δ-Mem) and a word-level tokenizer."""
-    words = sorted(
-        {w for c in locomo.load(str(FIXTURE)) for w in c.history.split()}
-        | set(locomo.QA_PROMPT.split())
-    )[:60]
+    conversations = locomo.load(str(FIXTURE))
+    text = " ".join(m["content"] for c in conversations for m in locomo.history_messages(c))
+    words = sorted(set(text.split()) | set(locomo.QA_PROMPT.split()))[:120]
     return word_qwen3(words)
 
 
-def test_answer_conditions_on_a_tiny_qwen3(tiny_qwen3):
+def test_conditions_on_a_tiny_qwen3(tiny_qwen3):
     model, tokenizer = tiny_qwen3
-    dm = DeltaMem(model, MemoryConfig(rank=4))
+    dm = DeltaMem(model, MemoryConfig(rank=4))  # zero heads: the base model in every condition
     conversation = locomo.load(str(FIXTURE))[0]
-    question = conversation.questions[3]
-    kwargs = {"write_length": 16, "max_new_tokens": 4}
+    sampling = generation.Sampling(max_new_tokens=4)
     answers = {
-        c: fullscale.answer(model, tokenizer, dm, conversation, question, c, **kwargs)
+        c: fullscale.answer_conversation(model, tokenizer, dm, conversation, c, sampling)
         for c in fullscale.CONDITIONS
     }
-    # zero-initialised heads: the state cannot change a token, with or without it
     assert answers["state_only"] == answers["truncated"]
-    assert answers["full_state"] == answers["full"]
-    assert answers["full"] != answers["truncated"]  # the history reaches the window
-    fullscale.write_history(model, tokenizer, dm, conversation.history, 16, "cpu")
-    assert all(s is not None and s.abs().sum() > 0 for s in dm.states())
-    result = fullscale.evaluate_locomo(model, tokenizer, dm, [conversation], "state_only", **kwargs)
+    assert answers["history_replay"] != answers["truncated"]  # the history reaches the window
+    again = fullscale.answer_conversation(
+        model, tokenizer, dm, conversation, "official_prompt", sampling
+    )
+    assert again == answers["official_prompt"]  # seeded per question
+    _randomise(dm)
+    fullscale.answer_conversation(model, tokenizer, dm, conversation, "history_replay", sampling)
+    replay = [s.clone() for s in dm.states()]  # reads with writes off leave the written state
+    generation.ingest(
+        model,
+        dm,
+        generation.encode_chat(
+            tokenizer, locomo.history_messages(conversation), "cpu", generation_prompt=False
+        ),
+    )
+    for a, b in zip(replay, dm.states(), strict=True):
+        torch.testing.assert_close(a, b)
+    fullscale.answer_conversation(model, tokenizer, dm, conversation, "official_prompt", sampling)
+    assert all(s.abs().sum() > 0 for s in dm.states())  # the full prompt was written
+    result = fullscale.evaluate_locomo(model, tokenizer, dm, [conversation], "state_only", sampling)
     assert result["f1"]["n"] == 5 and len(result["predictions"]) == 5
     with pytest.raises(ValueError, match="condition"):
-        fullscale.answer(model, tokenizer, dm, conversation, question, "oracle")
+        fullscale.answer_conversation(model, tokenizer, dm, conversation, "oracle", sampling)
+
+
+def test_the_base_adapter_has_zero_heads(tiny_qwen3, monkeypatch):
+    model, tokenizer = tiny_qwen3
+    monkeypatch.setattr(fullscale, "load_model", lambda *a: (model, tokenizer))
+    _, _, dm = fullscale.model_with_memory("tiny", "cpu", "float32", MemoryConfig(rank=4, init="base_slice_fixed"), None)
+    assert all(m.delta_q.weight.abs().max() == 0 for m in dm.memories)
+
+
+def test_generation_gets_an_attention_mask_and_pad_id_zero(word_qwen3):
+    model, tokenizer = word_qwen3(["a", "b"])
+    tokenizer.pad_token_id = 0  # a valid id; "or eos" would replace it
+    assert generation.pad_id(tokenizer) == 0
+    dm = DeltaMem(model, MemoryConfig(rank=4))
+    seen = {}
+    original = model.generate
+
+    def spy(**kwargs):
+        seen.update(kwargs)
+        return original(**kwargs)
+
+    model.generate = spy
+    ids = torch.tensor([[3, 4, 3]])
+    generation.generate(model, tokenizer, dm, ids, generation.Sampling(max_new_tokens=2), seed=0, writes=False)
+    assert torch.equal(seen["attention_mask"], torch.ones_like(ids)) and seen["pad_token_id"] == 0
+    assert (seen["temperature"], seen["top_p"], seen["top_k"]) == (0.4, 0.9, 10)
+
+
+def test_chat_templated_text_gets_no_second_bos(word_qwen3):
+    from tokenizers import processors
+
+    model, tokenizer = word_qwen3(["[BOS]", "user:", "hi", "assistant:"])
+    bos = tokenizer.convert_tokens_to_ids("[BOS]")
+    tokenizer.bos_token = "[BOS]"
+    tokenizer._tokenizer.post_processor = processors.TemplateProcessing(
+        single="[BOS] $A", special_tokens=[("[BOS]", bos)]
+    )
+    tokenizer.chat_template = (
+        "{{ bos_token }} {% for m in messages %}{{ m['role'] }}: {{ m['content'] }} {% endfor %}"
+        "{% if add_generation_prompt %}assistant:{% endif %}"
+    )
+    assert tokenizer("hi").input_ids[0] == bos  # the tokenizer adds BOS by itself
+    ids = generation.encode_chat(tokenizer, [{"role": "user", "content": "hi"}], "cpu")
+    assert ids[0].tolist().count(bos) == 1 and ids[0, 0] == bos
 
 
 def test_episode_training_on_a_tiny_qwen3(tiny_qwen3, tmp_path):
@@ -106,21 +231,29 @@ def test_episode_training_on_a_tiny_qwen3(tiny_qwen3, tmp_path):
     )
     model.requires_grad_(True)  # DeltaMem must freeze it
     dm = DeltaMem(model, MemoryConfig(rank=4, init="base_slice_fixed"))
-    before = fulltrain.episode_loss(model, dm, history, visible, labels).item()
+    before = fulltrain.episode_loss(model, dm, history, visible, labels, cfg).item()
     losses = fulltrain.train(model, tokenizer, dm, episodes * 3, cfg)
     assert len(losses) == 18
-    assert fulltrain.episode_loss(model, dm, history, visible, labels).item() < before
+    assert fulltrain.episode_loss(model, dm, history, visible, labels, cfg).item() < before
     assert all(p.grad is None for n, p in model.named_parameters() if "memory" not in n)
-    # save and reload through the adapter loader (our key names)
-    from safetensors.torch import save_file
 
-    save_file(
-        {k: v.contiguous() for k, v in dm.memories.state_dict().items()},
-        str(tmp_path / "a.safetensors"),
-    )
-    fulltrain.load_adapter(dm, str(tmp_path / "a.safetensors"))
-    renamed = {f"delta.{k}": v.contiguous() for k, v in dm.memories.state_dict().items()}
-    save_file(renamed, str(tmp_path / "b.safetensors"))
-    with pytest.raises(ValueError, match="key_map"):
-        fulltrain.load_adapter(dm, str(tmp_path / "b.safetensors"))
-    fulltrain.load_adapter(dm, str(tmp_path / "b.safetensors"), {"delta.": ""})
+
+def test_write_sparsity_is_the_official_penalty_on_the_last_forward(tiny_qwen3):
+    """loss = CE + 0.01 · mean over layers of (mean β of the visible window − 0.05)²."""
+    from repro.delta_mem import fulltrain
+
+    model, tokenizer = tiny_qwen3
+    dm = DeltaMem(model, MemoryConfig(rank=4))
+    _randomise(dm)
+    history, visible = torch.randint(3, 60, (1, 9)), torch.randint(3, 60, (1, 6))
+    labels = visible.clone()
+    off = fulltrain.FullTrainConfig(write_sparsity_weight=0.0)
+    on = fulltrain.FullTrainConfig()
+    ce = fulltrain.episode_loss(model, dm, history, visible, labels, off)
+    written = [m.last_beta for m in dm.memories]  # from the visible pass (writes off)
+    loss = fulltrain.episode_loss(model, dm, history, visible, labels, on)
+    by_hand = torch.stack([(b.mean() - 0.05) ** 2 for b in written]).mean()
+    torch.testing.assert_close(loss, ce + 0.01 * by_hand)
+    assert written[0].shape[1] == visible.shape[1]  # not the write pass's β
+    loss.backward()
+    assert dm.memories[0].beta.bias.grad.abs().sum() > 0

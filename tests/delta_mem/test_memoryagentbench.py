@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from repro.delta_mem import fullscale
+from repro.delta_mem import fullmab, fullscale
 from repro.delta_mem import memoryagentbench as mab
 from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.wrapper import DeltaMem
@@ -98,23 +98,23 @@ def test_answer_path_on_a_tiny_qwen3(tiny_qwen3, parquet):
     model, tokenizer = tiny_qwen3
     dm = DeltaMem(model, MemoryConfig(rank=4))
     episodes = mab.load(parquet, "Conflict_Resolution")[:2]
-    kwargs = {"write_length": 8, "max_new_tokens": 3}
     results = {
-        c: fullscale.evaluate_mab(model, tokenizer, dm, episodes, c, **kwargs)
+        c: fullmab.evaluate_mab(model, tokenizer, dm, episodes, c, max_new_tokens=3)
         for c in fullscale.CONDITIONS
     }
     preds = {c: [r["prediction"] for r in res["predictions"]] for c, res in results.items()}
     # zero-initialised heads: the state cannot change a token
     assert preds["state_only"] == preds["truncated"]
-    assert preds["full_state"] == preds["full"]
+    assert preds["history_replay"] == preds["official_prompt"]
+    assert results["history_replay"]["score"]["n"] == 3 and len(preds["history_replay"]) == 3
+    fullmab.evaluate_mab(model, tokenizer, dm, episodes[-1:], "state_only", max_new_tokens=3)
     # the state written once per episode is kept (not zeroed) while answering
     assert all(s is not None and s.abs().sum() > 0 for s in dm.states())
-    assert results["full"]["score"]["n"] == 3 and len(preds["full"]) == 3
     docs = [res | {"key": f"x/{c}"} for c, res in results.items()]
-    summary = fullscale.summarise_mab_shards(docs)
-    assert summary["x/full"] == results["full"]["score"]
+    summary = fullmab.summarise_shards(docs)
+    assert summary["x/history_replay"] == results["history_replay"]["score"]
     with pytest.raises(ValueError, match="condition"):
-        fullscale.evaluate_mab(model, tokenizer, dm, episodes, "oracle")
+        fullmab.evaluate_mab(model, tokenizer, dm, episodes, "oracle")
 
 
 def test_mab_ratio_claim():

@@ -54,6 +54,29 @@ def test_chunkwise_equals_naive(mode, shape, chunk, gates):
                 assert (a - b).abs().max() < 1e-10  # in fact exact to rounding in float64
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_long_sequences_and_zero_decay_equal_naive(mode):
+    """Many chunks (the two-level chain over ⌈1000/16⌉ = 63 chunk maps) and λ exactly 0."""
+    q, k, v, beta, lam = _inputs(5, (2,), 1000, 8, 8, lam=mode != "no_lambda")
+    if lam is not None:
+        lam[:, ::37] = 0.0  # forget everything at these steps
+    state = torch.randn(2, 8, 8, dtype=F64)
+    ref = delta_rule_scan_naive(q, k, v, beta, lam, mode=mode, state=state)
+    for chunk in (16, 64):
+        got = delta_rule_scan(q, k, v, beta, lam, mode=mode, chunk_size=chunk, state=state)
+        for a, b in zip(got, ref, strict=True):
+            assert (a - b).abs().max() < 1e-10
+
+
+def test_masked_steps_read_zero():
+    q, k, v, beta, _ = _inputs(4, (2,), 12, 4, 4)
+    mask = torch.rand(2, 12, generator=torch.Generator().manual_seed(0)) < 0.5
+    state = torch.randn(2, 4, 4, dtype=F64)
+    for chunk in (None, 4):
+        m, _ = delta_rule_scan(q, k, v, beta, chunk_size=chunk, state=state, mask=mask)
+        assert (m[~mask] == 0).all() and (m[mask].abs() > 0).all()
+
+
 def test_naive_matches_hand_computed_step():
     """One step of each mode from a known state, written out by hand for one row."""
     k = torch.tensor([[[1.0, 0.0]]], dtype=F64)

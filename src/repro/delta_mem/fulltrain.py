@@ -4,7 +4,12 @@ An episode is ``{"messages": [{"role", "content"}, ...]}`` ending with an assist
 Every earlier message is written into the state (token-state write, up to ``write_length``
 tokens, the most recent kept); the visible window is the last user turn and the answer (at
 most ``visible_length`` tokens); the loss is on the answer's tokens only. The write pass
-keeps its graph: the write maps and gates learn through the state.
+keeps its graph: the write maps and gates learn through the state. The write-sparsity
+regulariser of the official trainer (``write_sparsity_weight`` 0.01, target mean β 0.05;
+weight 0 turns it off) is added to the loss: the mean over layers of (mean β − target)²,
+with β from the last forward, the visible window (as ``get_delta_mem_write_regularization``
+reads ``last_beta_mean``, delta_impl.py 1989–2005, in ``compute_loss``, delta_sft_experimental.py
+1341–1347).
 """
 
 from __future__ import annotations
@@ -16,8 +21,7 @@ import math
 
 import torch
 import torch.nn.functional as F
-from safetensors.torch import load_file
-
+from repro.delta_mem.adapter import save_adapter
 from repro.delta_mem.wrapper import DeltaMem
 
 log = logging.getLogger(__name__)
@@ -31,6 +35,8 @@ class FullTrainConfig:
     warmup: float = 0.1
     write_length: int = 8192
     visible_length: int = 512
+    write_sparsity_weight: float = 0.01
+    write_sparsity_target: float = 0.05
 
 
 def read_episodes(path: str) -> list[list[dict]]:
@@ -61,14 +67,19 @@ def episode_tensors(tokenizer, messages, cfg: FullTrainConfig):
     return tuple(torch.tensor([x]) for x in (history, visible, labels))
 
 
-def episode_loss(model, dm: DeltaMem, history, visible, labels) -> torch.Tensor:
+def episode_loss(
+    model, dm: DeltaMem, history, visible, labels, cfg: FullTrainConfig
+) -> torch.Tensor:
     dm.reset()
     if history.shape[1]:
         with dm.phase(writes=True):
             model(input_ids=history, use_cache=False)
     with dm.phase(writes=False):
         logits = model(input_ids=visible, use_cache=False).logits
-    return F.cross_entropy(logits[0, :-1].float(), labels[0, 1:], ignore_index=-100)
+    loss = F.cross_entropy(logits[0, :-1].float(), labels[0, 1:], ignore_index=-100)
+    if cfg.write_sparsity_weight:
+        loss = loss + cfg.write_sparsity_weight * dm.write_sparsity(cfg.write_sparsity_target)
+    return loss
 
 
 def train(model, tokenizer, dm: DeltaMem, episodes, cfg: FullTrainConfig) -> list[float]:
@@ -90,7 +101,7 @@ def train(model, tokenizer, dm: DeltaMem, episodes, cfg: FullTrainConfig) -> lis
     for _ in range(cfg.epochs):
         for messages in episodes:
             tensors = [t.to(device) for t in episode_tensors(tokenizer, messages, cfg)]
-            loss = episode_loss(model, dm, *tensors)
+            loss = episode_loss(model, dm, *tensors, cfg)
             (loss / cfg.grad_accum).backward()
             losses.append(float(loss.detach()))
             pending += 1
@@ -110,29 +121,6 @@ def train(model, tokenizer, dm: DeltaMem, episodes, cfg: FullTrainConfig) -> lis
                 p.grad.mul_(cfg.grad_accum / pending)
         optimizer.step()
     return losses
-
-
-def load_adapter(dm: DeltaMem, path: str, key_map: dict[str, str] | None = None) -> None:
-    """Load δ-Mem weights (ours, or the released adapter's with ``key_map`` renames)."""
-    state = (
-        load_file(path)
-        if path.endswith(".safetensors")
-        else torch.load(path, map_location="cpu", weights_only=True)
-    )
-    for old, new in (key_map or {}).items():
-        state = {k.replace(old, new): v for k, v in state.items()}
-    missing, unexpected = dm.memories.load_state_dict(state, strict=False)
-    if missing or unexpected:
-        raise ValueError(
-            f"{path}: adapter keys do not match δ-Mem's; missing {missing[:4]}, "
-            f"unexpected {unexpected[:4]} (set key_map in the config)"
-        )
-
-
-def save_adapter(dm: DeltaMem, path: str) -> None:
-    from safetensors.torch import save_file
-
-    save_file({k: v.detach().contiguous() for k, v in dm.memories.state_dict().items()}, path)
 
 
 def run(

@@ -2,13 +2,17 @@
 
 δ-Mem trains in episode mode, as the official code does: the history is written into the
 state with writes on; then writes are off and only the query window [BOS Q k*] is visible;
-cross-entropy on the answer. The LoRA baseline (peft, on q_proj/o_proj, a rank that matches
-δ-Mem's trainable-parameter budget) sees the same episodes in the same state-only form.
+cross-entropy on the answer, plus the official write-sparsity regulariser (``OptimConfig.
+write_sparsity_weight``, 0 = off; the configs use the paper's 0.01 with target mean β 0.05):
+the mean over layers of (mean β of the last forward − target)², the last forward being the
+visible window as in the official trainer. The LoRA baseline is LoRA-SFT as in the paper
+(peft, on q_proj/o_proj, a rank that matches δ-Mem's trainable-parameter budget): trained on
+the same episodes with the history in the window, with the same steps, batch and lr.
 The backbone is frozen in both; the run records that its weights did not move.
-A δ-Mem method's ``full_view`` (default 0, the brief's protocol) is the probability that a
-training batch shows the history in the window as well; one reading of the official
-"state-only view sampled with p = 0.2" is full_view = 0.8 (an ablation, added after the
-main run showed full history + state below full history).
+A δ-Mem method's ``full_view`` (default 0, the official trainer, which always shows only the
+latest turn) is the probability that a training batch shows the history in the window as
+well: an exploration, departing from the official trainer, added after the main run showed
+the history in the window plus the state below the history alone.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
 from repro.delta_mem.backbone import BackboneConfig, TinyTransformer
-from repro.delta_mem.episodes import VOCAB, Batch, make_batch
+from repro.delta_mem.episodes import PAD, VOCAB, Batch, make_batch
 from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.wrapper import DeltaMem
 
@@ -53,6 +57,8 @@ class OptimConfig:
     warmup: float = 0.1  # fraction of steps
     schedule: str = "cosine"  # after warm-up: cosine decay to 0 (the official) or constant
     stop_accuracy: float | None = None  # stop once the last 20 batches' accuracy reaches it
+    write_sparsity_weight: float = 0.0  # δ-Mem only: the official regulariser's weight
+    write_sparsity_target: float = 0.05  # its target mean β
 
     def __post_init__(self) -> None:
         if self.schedule not in ("cosine", "constant"):
@@ -88,7 +94,8 @@ def answer_logits(
         dm.reset()
         with dm.phase(writes=True, mask=batch.history_mask.to(device)):
             model(batch.history.to(device))
-    with contextlib.nullcontext() if dm is None else dm.phase(writes=False):
+    mask = (batch.full != PAD).to(device) if full_view else None
+    with contextlib.nullcontext() if dm is None else dm.phase(writes=False, mask=mask):
         if full_view:
             return full_logits(model, batch, device=device)
         return model(batch.query.to(device))[:, -1]
@@ -202,9 +209,14 @@ def train_method(
 
     def loss_fn(rng):
         batch = _training_batch(rng, task, optim)
-        full_view = dm is not None and rng.random() < method.get("full_view", 0.0)
+        # LoRA-SFT always sees the history in the window; δ-Mem with probability full_view
+        full_view = dm is None or rng.random() < method.get("full_view", 0.0)
         logits = answer_logits(model, batch, dm, device=dev, full_view=full_view)
-        return _loss(logits, batch.answer.to(dev))
+        loss, accuracy = _loss(logits, batch.answer.to(dev))
+        if dm is not None and optim.write_sparsity_weight:
+            penalty = dm.write_sparsity(optim.write_sparsity_target)
+            loss = loss + optim.write_sparsity_weight * penalty
+        return loss, accuracy
 
     with RunRecorder(
         config={"method": method, "optim": optim, "task": task}, device=dev, seed=seed
