@@ -132,34 +132,36 @@ def _overlap(deltas) -> float:
     return float(np.mean(values))
 
 
+def _run_methods(cfg, ev, problem, test, individual) -> dict:
+    methods = {}
+    for name, spec in cfg.methods.items():
+        grid = cfg.scale_grid if spec.get("tune", False) else None
+        merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+        row = _evaluate(ev, merged.delta, test, cfg.design.tasks, individual)
+        row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
+        row["calibration_evaluations"] = merged.evaluations
+        methods[name] = row
+    return methods
+
+
 def run_digits_seed(cfg: DigitsConfig, seed: int) -> dict:
+    """One seed: its split, base, adapters and calibration draw; every rule on them."""
     d = cfg.design
     splits = load_splits(d, seed)
     peft_model = train_adapters(d, train_base(d, splits["train"], seed), splits["train"], seed)
     adapters = [f"task{t}" for t in range(1, len(d.tasks))]
     deltas = [{k: v.numpy() for k, v in lora_deltas(peft_model, a).items()} for a in adapters]
-    base = base_state(peft_model)
-    ev = Evaluator(MLP(d.hidden), base)  # a plain copy: merged weights go in by name
-    if True:
-        rng = np.random.default_rng([seed, 5])
-        calib = [_draw(splits["calibration"], k, cfg.calibration_per_task, rng) for k in d.tasks]
-        problem = _problem(ev, deltas, calib, d.tasks, cfg.margin, seed)
-        zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
-        individual = [_accuracy(ev, zero, splits["test"].task(d.tasks[0]), d.tasks[0])]
-        individual += [
-            _accuracy(ev, dl, splits["test"].task(k), k)
-            for dl, k in zip(deltas, d.tasks[1:], strict=True)
-        ]
-        methods = {}
-        for name, spec in cfg.methods.items():
-            grid = cfg.scale_grid if spec.get("tune", False) else None
-            merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
-            row = _evaluate(ev, merged.delta, splits["test"], d.tasks, individual)
-            row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
-            row["calibration_evaluations"] = merged.evaluations
-            methods[name] = row
-        ablations = _ablations(cfg, ev, deltas, splits, individual, seed)
-    peft_gap = _peft_gap(peft_model, ev, adapters, deltas, problem, splits["test"].x)
+    ev = Evaluator(MLP(d.hidden), base_state(peft_model))  # merged weights go in by name
+    rng = np.random.default_rng([seed, 5])
+    calib = [_draw(splits["calibration"], k, cfg.calibration_per_task, rng) for k in d.tasks]
+    problem = _problem(ev, deltas, calib, d.tasks, cfg.margin, seed)
+    test = splits["test"]
+    zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
+    base_accuracy = [_accuracy(ev, zero, test.task(k), k) for k in d.tasks]
+    individual = base_accuracy[:1] + [
+        _accuracy(ev, dl, test.task(k), k) for dl, k in zip(deltas, d.tasks[1:], strict=True)
+    ]
+    methods = _run_methods(cfg, ev, problem, test, individual)
     log.info(
         "digits seed %d: joint accuracy MaLoRA %.3f, TA %.3f",
         seed,
@@ -169,14 +171,15 @@ def run_digits_seed(cfg: DigitsConfig, seed: int) -> dict:
     return {
         "seed": seed,
         "individual_accuracy": individual,
+        "base_accuracy": base_accuracy,
         "task_overlap": _overlap(deltas),
         "calibration_margins": {
             "base": problem.base_margin,
             "tasks": problem.task_margins.tolist(),
         },
         "methods": methods,
-        "ablations": ablations,
-        "peft_cat_max_abs_logit_gap": peft_gap,
+        "ablations": _ablations(cfg, ev, deltas, splits, individual, seed),
+        "peft_cat_max_abs_logit_gap": _peft_gap(peft_model, ev, adapters, deltas, problem, test.x),
     }
 
 

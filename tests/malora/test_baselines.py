@@ -1,0 +1,140 @@
+"""Every merge rule against a naive reference or a known property, with one signature."""
+
+import numpy as np
+import pytest
+
+from repro.malora import RULES, MergeProblem, run_rule
+from repro.malora.baselines import dare_vectors, knots_blocks, ties_vectors
+
+
+def _deltas(seed=0, tasks=3):
+    rng = np.random.default_rng(seed)
+    return [{"a": rng.normal(size=(4, 6)), "b": rng.normal(size=(3, 4))} for _ in range(tasks)]
+
+
+def naive_ties(vectors, top_k):
+    trimmed = []
+    for v in vectors:
+        keep = int(round(top_k * len(v)))
+        threshold = np.sort(np.abs(v))[::-1][keep - 1]
+        trimmed.append(np.where(np.abs(v) >= threshold, v, 0.0))
+    trimmed = np.array(trimmed)
+    out = np.zeros(vectors.shape[1])
+    for j in range(vectors.shape[1]):
+        sign = np.sign(trimmed[:, j].sum())
+        agree = [t for t in trimmed[:, j] if t != 0 and np.sign(t) == sign]
+        out[j] = np.mean(agree) if agree else 0.0
+    return out
+
+
+def test_ties_matches_a_per_coordinate_loop():
+    vectors = np.random.default_rng(1).normal(size=(3, 40))
+    np.testing.assert_allclose(ties_vectors(vectors, top_k=0.3), naive_ties(vectors, 0.3))
+
+
+def test_ties_keeps_disjoint_supports_whole():
+    vectors = np.array([[1.0, 0.0, -2.0, 0.0], [0.0, 3.0, 0.0, -4.0]])
+    np.testing.assert_allclose(ties_vectors(vectors, top_k=1.0), vectors.sum(axis=0))
+
+
+def test_dare_drops_the_asked_fraction_and_is_unbiased():
+    vectors = np.ones((2, 20000))
+    out = dare_vectors(vectors, drop=0.75, rng=np.random.default_rng(0))
+    assert np.mean(out == 0) == pytest.approx(0.75, abs=0.01)
+    assert out.mean() == pytest.approx(1.0, abs=0.03)
+    assert set(np.unique(out)) == {0.0, 4.0}
+
+
+def test_knots_blocks_rebuild_every_task_update():
+    deltas = _deltas()
+    bases, blocks = knots_blocks(deltas)
+    for d, block in zip(deltas, blocks, strict=True):
+        for name in d:
+            np.testing.assert_allclose(bases[name] @ block[name], d[name], atol=1e-10)
+
+
+def test_knots_without_dropping_is_task_arithmetic_and_ties_acts_on_the_blocks():
+    deltas = _deltas()
+    problem = MergeProblem(deltas)
+    summed = run_rule("knots", problem, {"inner": "dare", "drop": 0.0}).delta
+    for name in deltas[0]:
+        np.testing.assert_allclose(summed[name], sum(d[name] for d in deltas), atol=1e-10)
+    bases, blocks = knots_blocks(deltas)
+    flat = np.stack([np.concatenate([b["a"].ravel(), b["b"].ravel()]) for b in blocks])
+    merged = naive_ties(flat, 0.2)
+    size = blocks[0]["a"].size
+    ties = run_rule("knots", problem, {"inner": "ties", "top_k": 0.2}).delta
+    np.testing.assert_allclose(
+        ties["a"], bases["a"] @ merged[:size].reshape(blocks[0]["a"].shape), atol=1e-10
+    )
+
+
+def test_task_arithmetic_average_and_norm_rules():
+    deltas = _deltas()
+    problem = MergeProblem(deltas)
+    ta = run_rule("task_arithmetic", problem)
+    np.testing.assert_allclose(ta.delta["a"], sum(d["a"] for d in deltas))
+    np.testing.assert_allclose(run_rule("average", problem).alphas, [1 / 3] * 3)
+    for rule, order in (("norm_frobenius", "fro"), ("norm_nuclear", "nuc")):
+        alphas = run_rule(rule, problem).alphas
+        norms = [sum(np.linalg.norm(v, ord=order) for v in d.values()) for d in deltas]
+        np.testing.assert_allclose(alphas * norms, np.mean(norms))  # α_t ‖ΔW_t‖ equal
+
+
+def test_malora_rules_use_the_margins():
+    deltas = _deltas(tasks=2)
+    problem = MergeProblem(
+        deltas,
+        task_margins=np.array([2.0, 4.0]),
+        base_margin=4.0,
+        layer_margins={"a": np.array([1.0, 8.0]), "b": np.array([1.0, -1.0])},
+    )
+    np.testing.assert_allclose(run_rule("malora", problem).alphas, [2.0, 1.0])
+    layered = run_rule("malora_layerwise", problem).delta
+    np.testing.assert_allclose(layered["a"], 4.0 * deltas[0]["a"] + 0.5 * deltas[1]["a"])
+    # layer b has a non-positive margin: the global α is kept there
+    np.testing.assert_allclose(layered["b"], 2.0 * deltas[0]["b"] + 1.0 * deltas[1]["b"])
+
+
+def test_tuning_spends_the_grid_and_picks_the_best_scale():
+    deltas = _deltas()
+    target = 0.7 * sum(d["a"] for d in deltas)
+    problem = MergeProblem(deltas, score=lambda d: -float(np.sum((d["a"] - target) ** 2)))
+    grid = np.round(np.arange(0.1, 2.01, 0.1), 2)
+    merged = run_rule("task_arithmetic", problem, scale_grid=grid)
+    np.testing.assert_allclose(merged.alphas, [0.7] * 3)
+    assert merged.evaluations == len(grid)
+    nan_problem = MergeProblem(deltas, score=lambda d: float("nan"))
+    with pytest.raises(ValueError, match="no finite"):
+        run_rule("ties", nan_problem, scale_grid=grid)
+
+
+def test_lorahub_finds_a_planted_optimum_within_its_budget():
+    deltas = _deltas()
+    truth = np.array([0.8, -0.3, 0.5])
+    target = {k: sum(w * d[k] for w, d in zip(truth, deltas, strict=True)) for k in deltas[0]}
+
+    def loss(delta):
+        return float(sum(np.sum((delta[k] - target[k]) ** 2) for k in delta))
+
+    merged = run_rule("lorahub", MergeProblem(deltas, loss=loss), {"budget": 400, "l1": 0.0})
+    assert merged.evaluations <= 400
+    np.testing.assert_allclose(merged.alphas, truth, atol=0.02)
+
+
+def test_every_rule_has_the_one_signature():
+    deltas = _deltas(tasks=2)
+    problem = MergeProblem(
+        deltas,
+        score=lambda d: 0.0,
+        task_margins=np.array([1.0, 2.0]),
+        base_margin=1.0,
+        layer_margins={"a": np.array([1.0, 1.0])},
+    )
+    extra = {"lorahub": {"budget": 5}}
+    for name in RULES:
+        merged = run_rule(name, problem, extra.get(name))
+        assert set(merged.delta) == {"a", "b"}
+        assert merged.delta["a"].shape == (4, 6)
+    with pytest.raises(ValueError, match="unknown merge rule"):
+        run_rule("linear", problem)

@@ -1,0 +1,130 @@
+"""The three studies end to end on small settings, checked against invariants that a wrong
+implementation breaks (the oracle bounds every non-negative α rule, closed forms at ε = 0,
+the peft and dense merges agree, equal budgets)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from malora_helpers import SMALL
+
+from repro.malora.digits import DigitsDesign
+from repro.malora.digits_study import DigitsConfig, run_digits_seed
+from repro.malora.linear_merge import LinearMergeConfig, ScaleSetting, run_linear_merge
+from repro.malora.sweep import SweepConfig, run_sweep
+
+METHODS = {
+    "task_arithmetic": {"rule": "task_arithmetic"},
+    "ta_tuned": {"rule": "task_arithmetic", "tune": True},
+    "average": {"rule": "average"},
+    "ties": {"rule": "ties", "params": {"top_k": 0.2}, "tune": True},
+    "knots_ties": {"rule": "knots", "params": {"inner": "ties", "top_k": 0.2}, "tune": True},
+    "lorahub": {"rule": "lorahub", "params": {"budget": 6}},
+    "malora": {"rule": "malora"},
+    "norm_frobenius": {"rule": "norm_frobenius"},
+}
+GRID = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
+
+
+def test_sweep_margins_obey_the_orthogonal_identities():
+    cfg = SweepConfig(
+        design=SMALL,
+        overlaps=(0.0,),
+        lambdas=(0.03, 0.1),
+        rank=2,
+        lora_steps=1500,
+        base_steps=400,
+        snapshot_steps=(100,),
+    )
+    out = run_sweep(cfg, seed=0)["overlaps"][0]
+    for row in out["lambdas"]:
+        assert row["objective_change_last_10pct"] < 1e-6  # converged at these λ
+        assert set(row["cosine_by_step"]) == {"100"}
+        for name in ("frobenius", "nuclear"):
+            assert 0.5 < row["cosine"][name] <= 1.0
+        # at ε = 0 the pre-training margin depends on ‖ΔW‖ only (norms add)
+        expected = out["base_margin"] / np.hypot(out["base_norm"], row["delta_norm"])
+        assert row["measured"]["pretrain"] == pytest.approx(expected, rel=1e-9)
+    small, large = out["lambdas"]
+    assert small["measured"]["finetune"] > large["measured"]["finetune"]
+    assert 0 < small["measured"]["pretrain"] < large["measured"]["pretrain"]
+
+
+def test_linear_merge_oracle_bounds_every_nonnegative_rule_and_budgets_are_equal():
+    cfg = LinearMergeConfig(
+        design=SMALL,
+        overlaps=(0.0, 0.6),
+        methods=METHODS,
+        scale_grid=GRID,
+        rank=2,
+        settings={"unequal": ScaleSetting((1, 3), (1e-3, 3e-3))},
+        lora_steps=300,
+        base_steps=300,
+        landscape_axis=tuple(np.geomspace(0.1, 4, 7)),
+        margin_stats={"min": {"stat": "min"}, "softmin": {"stat": "softmin"}},
+        calibration_sizes=(6, 30),
+    )
+    out = run_linear_merge(cfg, seed=1)
+    for run in out["runs"]:
+        oracle = run["oracle"]["union_margin"]
+        for name, row in run["methods"].items():
+            if row["alphas"] is not None and min(row["alphas"]) >= 0:
+                assert row["union_margin"] <= oracle + 1e-9, name
+            tuned = METHODS[name].get("tune") or name == "lorahub"
+            assert row["calibration_evaluations"] <= (len(GRID) if tuned else 0), name
+        # with two fine-tuning tasks the landscape is the oracle's whole domain (on a grid)
+        assert np.max(run["landscape"]["union_margin"]) <= oracle + 1e-9
+        assert set(run["ablations"]["calibration_size"]) == {"6", "30"}
+        ml = run["methods"]["malora"]
+        np.testing.assert_allclose(
+            np.array(ml["alphas"]) * run["calibration_margins"]["tasks"],
+            run["calibration_margins"]["base"],
+        )
+
+
+@pytest.fixture(scope="module")
+def digits_run():
+    design = DigitsDesign(base_steps=60, adapter_steps=60)
+    cfg = DigitsConfig(
+        design=design,
+        methods={**METHODS, "malora_layerwise": {"rule": "malora_layerwise"}},
+        scale_grid=GRID,
+        calibration_per_task=24,
+        margin={"stat": "softmin"},
+        margin_stats={"q": {"stat": "quantile", "q": 0.2}},
+        calibration_sizes=(16,),
+    )
+    return run_digits_seed(cfg, seed=0)
+
+
+def test_digits_adapters_learn_and_the_peft_merge_is_the_dense_merge(digits_run):
+    out = digits_run
+    assert out["peft_cat_max_abs_logit_gap"] < 1e-3
+    ta = out["methods"]["task_arithmetic"]
+    assert ta["alphas"] == [1.0, 1.0]
+    # each adapter improves the frozen base on its own task's head
+    for t in (1, 2):
+        assert out["individual_accuracy"][t] > out["base_accuracy"][t]
+    for row in out["methods"].values():
+        acc = np.array(row["task_accuracy"][1:]) / np.array(out["individual_accuracy"][1:])
+        assert row["normalised_accuracy"] == pytest.approx(acc.mean())
+        assert 0 <= row["joint_accuracy"] <= 1
+    assert 0 <= out["task_overlap"] <= 1
+
+
+def test_digits_design_is_reproducible(digits_run):
+    again = run_digits_seed(
+        dataclasses.replace(
+            DigitsConfig(
+                design=DigitsDesign(base_steps=60, adapter_steps=60),
+                methods={"malora": {"rule": "malora"}},
+                scale_grid=GRID,
+                calibration_per_task=24,
+                margin={"stat": "softmin"},
+            )
+        ),
+        seed=0,
+    )
+    assert again["methods"]["malora"]["alphas"] == pytest.approx(
+        digits_run["methods"]["malora"]["alphas"]
+    )
