@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from repro.sbd.greedy import GreedyConfig, alternate, decompose
+from repro.sbd.candidates import alternate
+from repro.sbd.greedy import GreedyConfig, decompose
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.recovery import best_match
 from repro.sbd.residual import Residual

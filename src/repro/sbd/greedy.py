@@ -5,7 +5,9 @@ in order of gain as long as their cells are disjoint from those already accepted
 round (so each accepted gain is still exact), up to ``per_round`` factors and down to
 ``round_ratio`` × the round's best gain; with ``per_round = 1`` this is the plain greedy.
 Rounds stop when no candidate has gain ≥
-``min_gain`` or ``max_factors`` are taken (fixed-rank mode).
+``min_gain`` or ``max_factors`` are taken (fixed-rank mode). Rounds are incremental: the
+residual changes in place and candidates whose rows and columns no accepted factor touched
+are reused (``candidates.py``), which gives the same factors as refining every start anew.
 """
 
 from __future__ import annotations
@@ -18,12 +20,11 @@ from collections import defaultdict
 import numpy as np
 import scipy.sparse as sp
 
+from repro.sbd.candidates import Candidates
 from repro.sbd.factors import Decomposition, canonical
-from repro.sbd.minhash import minhash_groups
 from repro.sbd.residual import Residual
 
 log = logging.getLogger(__name__)
-GROW_POOL = 200  # unsigned seeds: rows tried, by overlap with the seed row
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,76 +39,10 @@ class GreedyConfig:
     minhash_candidates: int = 500  # largest distinct min-hash groups refined per round
     per_round: int = 1  # factors accepted per round (0: as many as are cell-disjoint)
     round_ratio: float = 0.0  # accept only gains ≥ this × the round's best gain
+    # starts from each degree seed row: "support" (its sign-s cells), "grow" (rows added by
+    # overlap); None: support for the signed greedy, grow for the unsigned one
+    starts: tuple[str, ...] | None = None
     seed: int = 0
-
-
-def alternate(R: Residual, s: int, cfg: GreedyConfig, *, V=None, U=None):
-    """Alternate the exact U- and V-updates from a start (V or U) until the gain stops
-    rising; returns (gain, U, V). Each half-step is an exact maximisation, so the gain of
-    successive pairs never decreases."""
-    if U is not None:  # a start from rows: their exact best columns first
-        V, _ = R.best_side("cols", U, s, cfg.signed)
-    best = (-np.inf, None, None)
-    for _ in range(cfg.max_iter):
-        if len(V) == 0:
-            break
-        U, _ = R.best_side("rows", V, s, cfg.signed)
-        if len(U) == 0:
-            break
-        V, gain = R.best_side("cols", U, s, cfg.signed)
-        if gain <= best[0]:
-            break
-        best = (gain, U, V)
-    return best
-
-
-def _grow(R: Residual, seed_row: int, pool: int):
-    """Unsigned start: add rows by overlap with the seed row's ≥1 support, shrinking the
-    shared columns, and keep the prefix with the largest exact-biclique proxy gain."""
-    V = R.csr.indices[R.csr.indptr[seed_row] : R.csr.indptr[seed_row + 1]]
-    V = V[R.csr.data[R.csr.indptr[seed_row] : R.csr.indptr[seed_row + 1]] >= 1]
-    if len(V) < 2:
-        return None
-    lines, overlap = R.scores("rows", V, 1, signed=True)  # overlap-ish order only
-    order = lines[np.argsort(-overlap, kind="stable")][:pool]
-    best, shared, rows = (-1, V), V, [seed_row]
-    for row in order[order != seed_row]:
-        supp = R.csr.indices[R.csr.indptr[row] : R.csr.indptr[row + 1]]
-        shared = np.intersect1d(
-            shared, supp[R.csr.data[R.csr.indptr[row] : R.csr.indptr[row + 1]] >= 1]
-        )
-        rows.append(row)
-        score = len(rows) * len(shared) - len(rows) - len(shared)
-        if len(shared) < 2:
-            break
-        if score > best[0]:
-            best = (score, shared)
-    return best[1]
-
-
-def _candidates(R: Residual, cfg: GreedyConfig, round_: int):
-    """(sign, start) pairs: degree seeds (start V) and min-hash groups (start U)."""
-    signs = (1, -1) if cfg.signed else (1,)
-    for s in signs:
-        support = R.sign_support(s)
-        degree = np.diff(support.indptr)
-        top = np.argsort(-degree, kind="stable")[: cfg.degree_seeds]
-        for row in top[degree[top] >= 2]:
-            if cfg.signed:
-                yield s, {"V": support.indices[support.indptr[row] : support.indptr[row + 1]]}
-            else:
-                V = _grow(R, int(row), pool=GROW_POOL)
-                if V is not None:
-                    yield s, {"V": V}
-        if cfg.minhash_bands:
-            for group in minhash_groups(
-                support,
-                bands=cfg.minhash_bands,
-                rows_per_band=cfg.minhash_rows,
-                limit=cfg.minhash_candidates,
-                seed=cfg.seed * 1_000_003 + round_,
-            ):
-                yield s, {"U": group}
 
 
 def _disjoint(U, V, accepted, by_row) -> bool:
@@ -119,15 +54,12 @@ def _disjoint(U, V, accepted, by_row) -> bool:
 def decompose(A: sp.spmatrix, cfg: GreedyConfig = GreedyConfig()):
     """Greedy SBD of an integer matrix; returns (Decomposition, trace rows)."""
     R = Residual(A)
+    candidates = Candidates(R, cfg)
     nnz_a = R.nnz
     rows, cols, signs, trace = [], [], [], []
     cost, round_, start = nnz_a, 0, time.perf_counter()
     while cfg.max_factors is None or len(rows) < cfg.max_factors:
-        found = []
-        for s, init in _candidates(R, cfg, round_):
-            gain, U, V = alternate(R, s, cfg, **init)
-            if gain >= cfg.min_gain:
-                found.append((gain, s, U, V))
+        found = [f for f in candidates.round(R, round_) if f[0] >= cfg.min_gain]
         found.sort(key=lambda f: (-f[0], -len(f[2]) * len(f[3])))
         accepted, by_row = [], defaultdict(list)
         room = np.inf if cfg.max_factors is None else cfg.max_factors - len(rows)
@@ -159,12 +91,17 @@ def decompose(A: sp.spmatrix, cfg: GreedyConfig = GreedyConfig()):
         if not accepted:
             break
         R.subtract(accepted)
+        candidates.changed(R, accepted, round_)
+        log.info(
+            "round %d: %d factors (+%d), cost %d, CF %.2f; %d refined, %d reused; %.1f s",
+            round_, len(rows), len(accepted), cost, nnz_a / max(cost, 1),
+            candidates.refined, candidates.reused, time.perf_counter() - start,
+        )  # fmt: skip
         round_ += 1
-        log.debug("round %d: %d factors, cost %d", round_, len(rows), cost)
     dec = Decomposition(
         shape=R.shape,
-        rows=[np.sort(u) for u in rows],
-        cols=[np.sort(v) for v in cols],
+        rows=rows,
+        cols=cols,
         signs=np.asarray(signs, dtype=np.int64),
         residual=canonical(R.csr),
     )
