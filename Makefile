@@ -4,6 +4,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= all
+# Where pip takes torch==2.13.0 from. Empty: pip's own configuration decides (on a machine
+# whose pip points at PyPI that is the CUDA build, several GB; here it is the CPU wheel on
+# disk). Set it to choose explicitly, e.g. https://download.pytorch.org/whl/cpu for the CPU
+# build or https://download.pytorch.org/whl/cu128 for a CUDA 12.8 build on a GPU machine.
+TORCH_INDEX_URL ?=
 # One thread per process: on 2 cores, oversubscribed OpenMP makes small tensors ~100x slower.
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
@@ -16,7 +21,7 @@ $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first, pinned: a looser spec (or a dependency asking for torch) pulls a CUDA build
-	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet torch==2.13.0 $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL))
 	$(BIN)/python -c "import torch; print(torch.__version__)" > $(VENV)/torch-version
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/python -c "import torch; print(torch.__version__)" | diff - $(VENV)/torch-version \

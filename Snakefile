@@ -15,22 +15,15 @@ if not workflow.overwrite_configfiles:
 
 
 include: "rules/common.smk"
-
-
-wildcard_constraints:
-    dataset=_one_of(all_datasets()),
-    method=_one_of(all_methods()),
-    download=_one_of(d for d, spec in config["downloads"].items() if spec["sha256"]),
-    unverified=_one_of(
-        d for d, spec in config["downloads"].items() if not spec["sha256"]
-    ),
-
-
 include: "rules/datasets.smk"
-include: "rules/qsurv.smk"
-include: "rules/plsa.smk"
-include: "rules/sbd.smk"
-include: "rules/delta_mem.smk"
+
+
+# Every registered paper brings its own rules (rules/<paper>.smk includes its helpers).
+for _paper in PAPERS:
+
+    include: f"rules/{_paper}.smk"
+
+
 include: "rules/report.smk"
 
 

@@ -12,6 +12,8 @@ rule download_dataset:
         ),
     log:
         "logs/downloads/{download}/{filename}.log",
+    wildcard_constraints:
+        download=one_of(downloads(verified=True)),
     retries: 2
     localrule: True
     conda:
@@ -28,6 +30,8 @@ use rule download_dataset as download_unverified with:
         file="results/downloads/{unverified}/{filename}",
     log:
         "logs/downloads/{unverified}/{filename}.log",
+    wildcard_constraints:
+        unverified=one_of(downloads(verified=False)),
     params:
         url=lambda wildcards: config["downloads"][wildcards.unverified]["url"],
         sha256=None,

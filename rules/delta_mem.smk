@@ -4,6 +4,9 @@
 # claims. Full scale (papers.delta_mem.full_scale): see the second half of this file.
 
 
+include: "delta_mem_helpers.smk"
+
+
 rule delta_mem_backbone:
     output:
         model="results/delta_mem/backbone/seed{seed}.pt",
@@ -41,6 +44,7 @@ rule delta_mem_train:
     benchmark:
         "results/delta_mem/benchmarks/train/{method}/seed{seed}.tsv"
     wildcard_constraints:
+        **DELTA_MEM_WILDCARDS,
         seed=r"\d+",
     conda:
         "../envs/delta_mem.yaml"
@@ -68,6 +72,8 @@ rule delta_mem_evaluate:
         "logs/delta_mem/evaluate/{method}.log",
     benchmark:
         "results/delta_mem/benchmarks/evaluate/{method}.tsv"
+    wildcard_constraints:
+        **DELTA_MEM_WILDCARDS,
     conda:
         "../envs/delta_mem.yaml"
     threads: config["threads"]

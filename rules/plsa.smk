@@ -4,6 +4,9 @@
 # (all seeds) -> evaluate per data set -> figures (from metrics only) -> claims.
 
 
+include: "plsa_helpers.smk"
+
+
 rule plsa_estimator_study:
     output:
         metrics="results/plsa/metrics/estimator_rate.json",
@@ -37,6 +40,8 @@ rule plsa_prepare:
         data="results/plsa/data/{dataset}.npz",
     log:
         "logs/plsa/prepare/{dataset}.log",
+    wildcard_constraints:
+        **PLSA_WILDCARDS,
     conda:
         "../envs/plsa.yaml"
     params:
@@ -55,6 +60,8 @@ rule plsa_train:
         "logs/plsa/train/{dataset}/{method}.log",
     benchmark:
         "results/plsa/benchmarks/train/{dataset}/{method}.tsv"
+    wildcard_constraints:
+        **PLSA_WILDCARDS,
     conda:
         "../envs/plsa.yaml"
     threads: config["threads"]
@@ -76,6 +83,8 @@ rule plsa_evaluate:
         metrics="results/plsa/metrics/{dataset}.json",
     log:
         "logs/plsa/evaluate/{dataset}.log",
+    wildcard_constraints:
+        **PLSA_WILDCARDS,
     conda:
         "../envs/plsa.yaml"
     params:

@@ -3,6 +3,9 @@
 # -> figures (from metrics only) -> claims.
 
 
+include: "qsurv_helpers.smk"
+
+
 rule qsurv_quadrature:
     output:
         metrics="results/qsurv/metrics/quadrature.json",
@@ -23,6 +26,8 @@ rule qsurv_prepare:
         data="results/qsurv/data/{dataset}.npz",
     log:
         "logs/qsurv/prepare/{dataset}.log",
+    wildcard_constraints:
+        **QSURV_WILDCARDS,
     conda:
         "../envs/qsurv.yaml"
     params:
@@ -42,6 +47,8 @@ rule qsurv_train:
         "logs/qsurv/train/{dataset}/{method}.log",
     benchmark:
         "results/qsurv/benchmarks/train/{dataset}/{method}.tsv"
+    wildcard_constraints:
+        **QSURV_WILDCARDS,
     conda:
         "../envs/qsurv.yaml"
     threads: config["threads"]
@@ -69,6 +76,8 @@ rule qsurv_evaluate:
         "logs/qsurv/evaluate/{dataset}.log",
     benchmark:
         "results/qsurv/benchmarks/evaluate/{dataset}.tsv"
+    wildcard_constraints:
+        **QSURV_WILDCARDS,
     conda:
         "../envs/qsurv.yaml"
     params:
@@ -112,6 +121,8 @@ rule qsurv_figure_hazards:
         pdf="results/qsurv/figures/hazard_curves_{dataset}.pdf",
     log:
         "logs/qsurv/figure_hazards/{dataset}.log",
+    wildcard_constraints:
+        **QSURV_WILDCARDS,
     conda:
         "../envs/qsurv.yaml"
     params:

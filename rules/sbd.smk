@@ -4,6 +4,9 @@
 # Figures read metrics only; claims compare them with criteria from the config.
 
 
+include: "sbd_helpers.smk"
+
+
 rule sbd_prepare:
     input:
         unpack(sbd_raw_input),
@@ -11,6 +14,8 @@ rule sbd_prepare:
         data="results/sbd/data/{dataset}.npz",
     log:
         "logs/sbd/prepare/{dataset}.log",
+    wildcard_constraints:
+        **SBD_WILDCARDS,
     conda:
         "../envs/sbd.yaml"
     params:
@@ -29,6 +34,8 @@ rule sbd_decompose:
         "logs/sbd/decompose/{dataset}/{method}.log",
     benchmark:
         "results/sbd/benchmarks/decompose/{dataset}/{method}.tsv"
+    wildcard_constraints:
+        **SBD_WILDCARDS,
     conda:
         "../envs/sbd.yaml"
     resources:
@@ -52,6 +59,8 @@ rule sbd_evaluate:
         "logs/sbd/evaluate/{dataset}.log",
     benchmark:
         "results/sbd/benchmarks/evaluate/{dataset}.tsv"
+    wildcard_constraints:
+        **SBD_WILDCARDS,
     conda:
         "../envs/sbd.yaml"
     threads: config["threads"]

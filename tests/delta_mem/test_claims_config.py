@@ -90,10 +90,6 @@ def test_a_moved_backbone_fails(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "key"),
     [
-        (
-            lambda p: p["methods"].update(erm={"kind": "lora", "rank": 2}),
-            "papers.delta_mem.methods",
-        ),
         (lambda p: p["backbone"].update(max_positions=20), "max_positions"),
         (lambda p: p["figures"].update(baseline="delta_mem"), "figures.baseline"),
         (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,35 @@ def _set(path: str, value):
             ["metabric", "downloads"],
         ),
         (_set("device", "tpu"), ["device", "tpu"]),
+        (_set("papers.qsurf", {"enabled": True}), ["papers.qsurf"]),
+        (
+            _set("papers.qsurv.claims.competitive_ctd_gbsg2.dataset", "gbsg"),
+            ["papers.qsurv.claims.competitive_ctd_gbsg2.dataset", "gbsg"],
+        ),
+        (
+            _set("papers.qsurv.claims.competitive_ctd_gbsg2.metric", "cindex"),
+            ["papers.qsurv.claims.competitive_ctd_gbsg2.metric", "cindex"],
+        ),
+        (
+            _set("papers.qsurv.claims.competitive_ctd_gbsg2.baselines", ["cox_ph"]),
+            ["papers.qsurv.claims.competitive_ctd_gbsg2.baselines", "cox_ph"],
+        ),
+        (
+            _set("papers.qsurv.claims.gl_converges_faster.nodes", 7),
+            ["papers.qsurv.claims.gl_converges_faster.nodes", "7"],
+        ),
+        (
+            _set("papers.plsa.claims.plsa_improves_over_erm_gss.method", "plsaa"),
+            ["papers.plsa.claims.plsa_improves_over_erm_gss.method", "plsaa"],
+        ),
+        (
+            _set("papers.sbd.claims.compression_planted.dataset", "plantd"),
+            ["papers.sbd.claims.compression_planted.dataset", "plantd"],
+        ),
+        (
+            _set("papers.delta_mem.claims.memory_only_gain.kind", "state_gian"),
+            ["papers.delta_mem.claims.memory_only_gain.kind", "state_gian"],
+        ),
     ],
     ids=[
         "unknown-key",
@@ -69,6 +99,14 @@ def _set(path: str, value):
         "unknown-method",
         "missing-download",
         "bad-device",
+        "unknown-paper",
+        "claim-dataset-typo",
+        "claim-metric-typo",
+        "claim-baseline-typo",
+        "claim-nodes-typo",
+        "claim-method-typo",
+        "claim-dataset-typo-sbd",
+        "claim-kind-typo",
     ],
 )
 def test_bad_config_stops_before_any_job_naming_the_key(tmp_path, mutate, names):
@@ -138,3 +176,74 @@ def test_a_config_without_a_paper_builds_without_its_jobs(tmp_path, missing):
     assert not any(job.startswith(f"{missing}_") for job in jobs)
     other = "plsa" if missing == "qsurv" else "qsurv"
     assert f"{other}_claims" in jobs
+
+
+def _jobs_and_outputs(result: subprocess.CompletedProcess) -> tuple[set[str], str]:
+    jobs = {
+        line.split()[0]
+        for line in result.stdout.splitlines()
+        if len(line.split()) == 2 and line.split()[1].isdigit()
+    }
+    return jobs, result.stdout
+
+
+def test_papers_may_share_data_set_and_method_names(tmp_path):
+    """Wildcards are per paper: a data set `shared` in PLSA and SBD and a method `lora` in
+    QSurv and δ-Mem build one DAG, each paper's jobs with its own rules."""
+    config = copy.deepcopy(TEST_CONFIG)
+    papers = config["papers"]
+    papers["plsa"]["end_to_end"]["datasets"]["shared"] = {"shift": "css", "n": 300, "sigma": 0.8}
+    papers["sbd"]["datasets"]["shared"] = {
+        "kind": "planted",
+        "m": 80,
+        "blocks": 2,
+        "side_min": 5,
+        "side_max": 10,
+    }
+    papers["qsurv"]["methods"]["lora"] = {"family": "neural_hazard", "nodes": 5}
+    papers["qsurv"]["synthetic_methods"].append("lora")
+    papers["delta_mem"]["methods"]["lora"] = {"kind": "lora", "rank": 2}
+    path = tmp_path / "shared_names.yaml"
+    path.write_text(yaml.safe_dump(config))
+    result = snakemake("-n", "-p", "--configfile", str(path), workdir=tmp_path, timeout=120)
+    _, stdout = _jobs_and_outputs(result)
+    for output in (
+        "results/plsa/data/shared.npz",
+        "results/plsa/runs/shared/plsa.json",
+        "results/sbd/data/shared.npz",
+        "results/sbd/decompositions/shared/sbd.npz",
+        "results/qsurv/models/loglogistic/lora.pt",
+        "results/delta_mem/models/lora/seed0.pt",
+    ):
+        assert output in stdout, output
+    # each output is made by its own paper's rule
+    rules = {}
+    rule = None
+    for line in stdout.splitlines():
+        if line.startswith(("rule ", "localrule ")):
+            rule = line.split()[1].rstrip(":")
+        elif line.strip().startswith("output:") and rule:
+            for out in line.split(":", 1)[1].split(","):
+                rules[out.strip()] = rule
+    assert rules["results/plsa/data/shared.npz"] == "plsa_prepare"
+    assert rules["results/sbd/data/shared.npz"] == "sbd_prepare"
+    assert rules["results/qsurv/models/loglogistic/lora.pt"] == "qsurv_train"
+    assert rules["results/delta_mem/models/lora/seed0.pt"] == "delta_mem_train"
+
+
+def test_shared_files_name_no_paper():
+    """A paper plugs in through its own files; the shared ones name it only in PAPERS."""
+    common = (ROOT / "rules" / "common.smk").read_text()
+    papers_line = next(line for line in common.splitlines() if line.startswith("PAPERS = "))
+    shared = [ROOT / "rules" / "report.smk", ROOT / "rules" / "datasets.smk"]
+    shared += [
+        ROOT / "workflow" / "schemas" / f for f in ("config.schema.yaml", "defs.schema.yaml")
+    ]
+    shared += sorted((ROOT / "src" / "repro" / "common").glob("*.py"))
+    texts = {path: path.read_text() for path in shared}
+    texts[ROOT / "rules" / "common.smk"] = common.replace(papers_line, "")
+    names = [p.strip("\" '") for p in papers_line.split("(", 1)[1].rstrip(")").split(",")]
+    for path, text in texts.items():
+        code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+        for name in filter(None, names):
+            assert not re.search(rf"\b{name}\b", code), f"{path.name} names {name}"

@@ -216,16 +216,28 @@ def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[st
     return dataclasses.replace(claim, details=f"{context}: {claim.details}")
 
 
-def run_claims(specs: Mapping[str, Mapping[str, Any]], handlers: Mapping[str, Any]) -> list[Claim]:
-    """Check every configured claim with the handler of its kind (``not_tested`` built in)."""
+SHARED_KINDS = ("not_tested",)
+
+
+def claim_kinds(kinds: Mapping[str, Any]) -> tuple[str, ...]:
+    """Every kind a paper's config may name: its own (``repro.<paper>.claims.KINDS``) and the
+    shared ones. The config check derives the allowed kinds from this, nothing else lists them."""
+    return (*kinds, *SHARED_KINDS)
+
+
+def run_claims(
+    specs: Mapping[str, Mapping[str, Any]], kinds: Mapping[str, Any], inputs: Any
+) -> list[Claim]:
+    """Check every configured claim with its kind's handler, ``handler(id, spec, inputs)``
+    (``not_tested`` built in); ``inputs`` is whatever the paper's handlers read."""
     claims = []
     for claim_id, spec in specs.items():
         if spec["kind"] == "not_tested":
             claim = not_tested(
                 claim_id, spec["claim"], spec["reason"], paper_value=spec.get("paper_value")
             )
-        elif spec["kind"] in handlers:
-            claim = handlers[spec["kind"]](claim_id, spec)
+        elif spec["kind"] in kinds:
+            claim = kinds[spec["kind"]](claim_id, spec, inputs)
         else:
             raise ValueError(f"claim {claim_id}: unknown kind {spec['kind']!r}")
         log.info("%s: %s (%s)", claim_id, claim.verdict, claim.details)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 
@@ -10,12 +10,45 @@ class ConfigError(ValueError):
     """A config that passes the schema but is inconsistent; the message names the key."""
 
 
-def check_claim_kinds(paper: str, claims: dict[str, Any], kinds: Iterable[str]) -> None:
-    """Each paper handles its own claim kinds: stop before any job, not in the claims job."""
+CLAIM_GROUPS = ("claims", "checks")
+
+
+def check_claim_specs(
+    paper: str,
+    section: Mapping[str, Any],
+    kinds: Iterable[str],
+    references: Mapping[str, Collection[str]] | None = None,
+    *,
+    references_of=None,
+) -> None:
+    """Every entry of ``papers.<paper>.claims`` and ``.checks`` names a kind the paper
+    handles, and every name it refers to exists — before any job, not in the claims job.
+
+    ``references`` maps a claim field (``dataset``, ``method``, ``baselines``, ``metric``,
+    ``nodes``, ...) to the values it may take; a list-valued field is checked item by item.
+    ``references_of(spec)``, when given, returns further such constraints that depend on the
+    entry (e.g. the methods run on the entry's data set). ``not_tested`` entries may name
+    anything: they are not computed.
+    """
     kinds = tuple(kinds)
-    for cid, claim in claims.items():
-        if claim["kind"] not in kinds:
-            raise ConfigError(
-                f"papers.{paper}.claims.{cid}.kind: {claim['kind']!r} is not a "
-                f"{paper} claim kind; choose from {kinds}"
-            )
+    for group in CLAIM_GROUPS:
+        for cid, spec in section.get(group, {}).items():
+            key = f"papers.{paper}.{group}.{cid}"
+            if spec["kind"] not in kinds:
+                raise ConfigError(
+                    f"{key}.kind: {spec['kind']!r} is not a {paper} claim kind; "
+                    f"choose from {kinds}"
+                )
+            if spec["kind"] == "not_tested":
+                continue
+            allowed = dict(references or {})
+            if references_of is not None:
+                allowed.update(references_of(spec))
+            for field, names in allowed.items():
+                values = spec.get(field, [])
+                for value in values if isinstance(values, list) else [values]:
+                    if value not in names:
+                        raise ConfigError(
+                            f"{key}.{field}: {value!r} is not configured; "
+                            f"choose from {sorted(names, key=str)}"
+                        )

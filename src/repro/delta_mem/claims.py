@@ -24,10 +24,6 @@ import numpy as np
 
 from repro.common.claims import Claim, check_spec, check_worst, not_tested, run_claims
 from repro.common.io import read_json, write_json
-from repro.delta_mem.episodes import N_VALUES
-from repro.delta_mem.memory import qwen3_4b_trainable_parameters
-
-CHANCE = 1 / N_VALUES
 
 
 def _facts(metrics: dict, spec: dict) -> list[int]:
@@ -94,14 +90,17 @@ def _full_state_no_harm(cid, spec, m):
 
 
 def _lora_chance(cid, spec, m):
-    above = {n: _acc(m, "lora", n) - CHANCE for n in _facts(m, spec)}
+    from repro.delta_mem.episodes import N_VALUES  # imports torch (not at DAG time)
+
+    chance = 1 / N_VALUES
+    above = {n: _acc(m, "lora", n) - chance for n in _facts(m, spec)}
     return _worst(
         cid,
         spec,
         above,
         max,
         lambda n, v: f"LoRA {_acc(m, 'lora', n):.3f}",
-        f"chance {CHANCE:.4f}; ",
+        f"chance {chance:.4f}; ",
     )
 
 
@@ -129,6 +128,8 @@ def _frozen_backbone(cid, spec, all_metrics):
 
 
 def _param_count(cid, spec, _metrics):
+    from repro.delta_mem.memory import qwen3_4b_trainable_parameters  # imports torch
+
     per_layer, total = qwen3_4b_trainable_parameters()
     paper = float(spec["paper_value"])
     details = f"{per_layer:,} per layer × 36 layers = {total:,} (rank 8, Q/O heads)"
@@ -176,12 +177,22 @@ def _mab_ratio(cid, spec, mab):
     return _bench_ratio(cid, spec, mab, "MemoryAgentBench", "score", "score")
 
 
+def _reads_method(handler):
+    """A handler of one method's metrics (the claim's ``method``)."""
+    return lambda cid, spec, inputs: handler(cid, spec, inputs["metrics"][spec["method"]])
+
+
+# The claim kinds of papers.delta_mem.claims, each handler(id, spec, {metrics, locomo, mab}).
 KINDS = {
-    "state_gain": _state_gain,
-    "zeroed_state": _zeroed_state,
-    "full_state_no_harm": _full_state_no_harm,
-    "lora_chance": _lora_chance,
-    "capability": _capability,
+    "state_gain": _reads_method(_state_gain),
+    "zeroed_state": _reads_method(_zeroed_state),
+    "full_state_no_harm": _reads_method(_full_state_no_harm),
+    "lora_chance": _reads_method(_lora_chance),
+    "capability": _reads_method(_capability),
+    "frozen_backbone": lambda cid, spec, inputs: _frozen_backbone(cid, spec, inputs["metrics"]),
+    "param_count": lambda cid, spec, inputs: _param_count(cid, spec, inputs["metrics"]),
+    "locomo_ratio": lambda cid, spec, inputs: _locomo_ratio(cid, spec, inputs["locomo"]),
+    "mab_ratio": lambda cid, spec, inputs: _mab_ratio(cid, spec, inputs["mab"]),
 }
 
 
@@ -197,16 +208,11 @@ def check_claims(
     mab = {name: read_json(path) for name, path in (mab_paths or {}).items()}
     for m in metrics.values():
         m["n_facts"] = sorted(int(n) for n in m["per_seed"][0]["accuracy"]["truncated"])
-    handlers = {k: (lambda cid, s, f=f: f(cid, s, metrics[s["method"]])) for k, f in KINDS.items()}
-    handlers["frozen_backbone"] = lambda cid, s: _frozen_backbone(cid, s, metrics)
-    handlers["param_count"] = lambda cid, s: _param_count(cid, s, metrics)
-    handlers["locomo_ratio"] = lambda cid, s: _locomo_ratio(cid, s, locomo)
-    handlers["mab_ratio"] = lambda cid, s: _mab_ratio(cid, s, mab)
     claims = [
         _analogue(c, specs[c.id], metrics[specs[c.id]["method"]])
         if specs[c.id]["kind"] == "not_tested" and "metric" in specs[c.id]
         else c
-        for c in run_claims(specs, handlers)
+        for c in run_claims(specs, KINDS, {"metrics": metrics, "locomo": locomo, "mab": mab})
     ]
     write_json(output, claims)
     return claims

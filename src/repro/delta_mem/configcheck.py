@@ -4,20 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.common.configcheck import ConfigError, check_claim_kinds
+from repro.common.claims import claim_kinds
+from repro.common.configcheck import ConfigError, check_claim_specs
+from repro.delta_mem.claims import KINDS
 
-CLAIM_KINDS = (
-    "state_gain",
-    "zeroed_state",
-    "full_state_no_harm",
-    "lora_chance",
-    "capability",
-    "frozen_backbone",
-    "param_count",
-    "locomo_ratio",
-    "mab_ratio",
-    "not_tested",
-)
 ADAPTERS = ("released", "trained")
 NEEDS_METHOD = {"state_gain", "zeroed_state", "full_state_no_harm", "lora_chance", "capability"}
 CONDITIONS = (
@@ -30,14 +20,6 @@ CONDITIONS = (
     "capability",
     "lora",
 )
-
-
-def _other_methods(config: dict[str, Any]) -> set[str]:
-    papers = config["papers"]
-    names = set(papers.get("qsurv", {}).get("methods", {}))
-    names |= set(papers.get("plsa", {}).get("end_to_end", {}).get("methods", []))
-    names |= set(papers.get("sbd", {}).get("methods", {}) or [])
-    return names
 
 
 def _check_locomo_claim(key: str, claim: dict, full: dict) -> None:
@@ -82,11 +64,6 @@ def check(config: dict[str, Any]) -> None:
     if not paper or not paper.get("enabled"):
         return
     methods = paper["methods"]
-    clash = set(methods) & _other_methods(config)
-    if clash:
-        raise ConfigError(
-            f"papers.delta_mem.methods: {sorted(clash)} also name other papers' methods"
-        )
     low, high = paper["task"]["train_facts"]
     if low > high:
         raise ConfigError("papers.delta_mem.task.train_facts: low > high")
@@ -115,7 +92,7 @@ def check(config: dict[str, Any]) -> None:
             raise ConfigError(
                 f"papers.delta_mem.figures.ablation_seed: not among methods.{name}'s seeds"
             )
-    check_claim_kinds("delta_mem", paper["claims"], CLAIM_KINDS)
+    check_claim_specs("delta_mem", paper, claim_kinds(KINDS))
     full = paper.get("full_scale", {})
     for name, spec in full.get("backbones", {}).items():
         if "released" in spec["adapters"] and "released_adapter" not in spec:

@@ -66,15 +66,15 @@ def _hard_label_floor(cid, spec, rate) -> Claim:
 def check_claims(specs: dict, rate_path: str, metrics_paths: dict[str, str], output: str):
     rate = read_json(rate_path)
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
-    handlers = {kind: (lambda cid, spec, f=f: f(cid, spec, rate)) for kind, f in KINDS.items()}
-    handlers["comparison"] = lambda cid, spec: comparison_claim(cid, spec, metrics)
-    claims = run_claims(specs, handlers)
+    claims = run_claims(specs, KINDS, {"rate": rate, "metrics": metrics})
     write_json(output, claims)
     return claims
 
 
+# The claim kinds of papers.plsa.claims, each handler(id, spec, {rate, metrics}).
 KINDS = {
-    "small_edges_win": _small_edges_win,
-    "rate_slope": _rate_slope,
-    "hard_label_floor": _hard_label_floor,
+    "small_edges_win": lambda cid, spec, inputs: _small_edges_win(cid, spec, inputs["rate"]),
+    "rate_slope": lambda cid, spec, inputs: _rate_slope(cid, spec, inputs["rate"]),
+    "hard_label_floor": lambda cid, spec, inputs: _hard_label_floor(cid, spec, inputs["rate"]),
+    "comparison": lambda cid, spec, inputs: comparison_claim(cid, spec, inputs["metrics"]),
 }

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.common.configcheck import ConfigError, check_claim_kinds
+from repro.common.claims import claim_kinds
+from repro.common.configcheck import ConfigError, check_claim_specs
+from repro.plsa.claims import KINDS
 
-CLAIM_KINDS = ("small_edges_win", "rate_slope", "hard_label_floor", "comparison", "not_tested")
+# metrics of results/plsa/metrics/<dataset>.json (repro.plsa.end_to_end.SUMMARY_KEYS)
+METRICS = ("target_accuracy", "source_val_accuracy", "pi_l1_error", "train_seconds")
 # file names of the estimator studies' metrics, which a data set must not take
 RESERVED = ("estimator_rate", "estimator_shift")
 
@@ -15,14 +18,6 @@ def check(config: dict[str, Any]) -> None:
     plsa = config["papers"].get("plsa")
     if not plsa or not plsa.get("enabled"):
         return
-    qsurv = config["papers"].get("qsurv", {})
-    clash = set(plsa["end_to_end"]["datasets"]) & (
-        set(qsurv.get("synthetic", {}).get("scenarios", [])) | set(qsurv.get("real_datasets", {}))
-    )
-    if clash:
-        raise ConfigError(
-            f"papers.plsa.end_to_end.datasets: {sorted(clash)} also name QSurv data sets"
-        )
     downloads = config.get("downloads", {})
     for name, spec in plsa["end_to_end"]["datasets"].items():
         for domain in ("source", "target"):
@@ -33,14 +28,15 @@ def check(config: dict[str, Any]) -> None:
                 )
     for name in set(plsa["end_to_end"]["datasets"]) & set(RESERVED):
         raise ConfigError(f"papers.plsa.end_to_end.datasets.{name}: the name is reserved")
-    check_claim_kinds("plsa", plsa["claims"], CLAIM_KINDS)
     methods = plsa["end_to_end"]["methods"]
-    for cid, claim in plsa["claims"].items():
-        key = f"papers.plsa.claims.{cid}"
-        if claim["kind"] != "comparison" or claim["dataset"] not in plsa["end_to_end"]["datasets"]:
-            continue
-        for name in [claim["method"], *claim["baselines"]]:
-            if name not in methods:
-                raise ConfigError(
-                    f"{key}: method {name!r} is not in papers.plsa.end_to_end.methods"
-                )
+    check_claim_specs(
+        "plsa",
+        plsa,
+        claim_kinds(KINDS),
+        {
+            "dataset": plsa["end_to_end"]["datasets"],
+            "method": methods,
+            "baselines": methods,
+            "metric": METRICS,
+        },
+    )

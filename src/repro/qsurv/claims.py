@@ -40,20 +40,21 @@ def _error_bound(cid: str, spec: dict, quadrature: dict) -> Claim:
     )
 
 
+# The claim kinds of papers.qsurv.claims, each handler(id, spec, {quadrature, metrics}).
+KINDS = {
+    "quadrature_convergence": lambda cid, spec, inputs: _quadrature_convergence(
+        cid, spec, inputs["quadrature"]
+    ),
+    "error_bound": lambda cid, spec, inputs: _error_bound(cid, spec, inputs["quadrature"]),
+    "comparison": lambda cid, spec, inputs: comparison_claim(cid, spec, inputs["metrics"]),
+}
+
+
 def check_claims(
     claim_specs: dict[str, Any], quadrature_path: str, metrics_paths: dict[str, str], output: str
 ) -> list[Claim]:
     quadrature = read_json(quadrature_path)
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
-    claims = run_claims(
-        claim_specs,
-        {
-            "quadrature_convergence": lambda cid, spec: _quadrature_convergence(
-                cid, spec, quadrature
-            ),
-            "error_bound": lambda cid, spec: _error_bound(cid, spec, quadrature),
-            "comparison": lambda cid, spec: comparison_claim(cid, spec, metrics),
-        },
-    )
+    claims = run_claims(claim_specs, KINDS, {"quadrature": quadrature, "metrics": metrics})
     write_json(output, claims)
     return claims

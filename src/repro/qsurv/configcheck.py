@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from repro.common.configcheck import ConfigError, check_claim_kinds
-from repro.qsurv.catalog import BUNDLED
-
-CLAIM_KINDS = ("quadrature_convergence", "error_bound", "comparison", "not_tested")
+from repro.common.claims import claim_kinds
+from repro.common.configcheck import ConfigError, check_claim_specs
+from repro.qsurv.catalog import BUNDLED, METRICS
+from repro.qsurv.claims import KINDS
 
 
 def _methods_known(q: dict, key: str, names: list[str]) -> None:
@@ -58,17 +58,19 @@ def check(config: dict[str, Any]) -> None:
         raise ConfigError("papers.qsurv.synthetic_methods: empty, but scenarios are configured")
     if real and not q["real_methods"]:
         raise ConfigError("papers.qsurv.real_methods: empty, but real data sets are configured")
-    check_claim_kinds("qsurv", q["claims"], CLAIM_KINDS)
-    datasets = {
+    runs = {
         **{s: q["synthetic_methods"] for s in scenarios},
         **{r: q["real_methods"] for r in real},
     }
-    for cid, claim in q["claims"].items():
-        if claim["kind"] != "comparison":
-            continue
-        key = f"papers.qsurv.claims.{cid}"
-        if claim["dataset"] not in datasets:
-            continue  # reported as "not tested at this scale" with the reason
-        for name in [claim["method"], *claim["baselines"]]:
-            if name not in q["methods"]:
-                raise ConfigError(f"{key}: unknown method {name!r}")
+
+    def methods_run_on(spec):  # a compared method must have run on the claim's data set
+        run = runs.get(spec.get("dataset"), [])
+        return {"method": run, "baselines": run}
+
+    check_claim_specs(
+        "qsurv",
+        q,
+        claim_kinds(KINDS),
+        {"dataset": runs, "metric": METRICS, "nodes": q["quadrature"]["nodes"]},
+        references_of=methods_run_on,
+    )

@@ -182,23 +182,30 @@ def _error(cid, spec, metrics, noise):
     return check_spec(cid, spec, errs[worst], f"largest at {worst} (fp32 vs float64 CSR product)")
 
 
+def _reads_metrics_and_noise(handler):
+    return lambda cid, spec, inputs: handler(cid, spec, *inputs)
+
+
+# The claim kinds of papers.sbd.claims, each handler(id, spec, (metrics, noise study)).
 KINDS = {
-    "exact_reconstruction": _exact,
-    "greedy_descent": _descent,
-    "planted_recovery": _recovery,
-    "recovery_degradation": _degradation,
-    "compression": _compression,
-    "signed_vs_unsigned": _signed_vs_unsigned,
-    "spmm_speedup": _speedup,
-    "speedup_bound": _bound,
-    "spmm_error": _error,
+    kind: _reads_metrics_and_noise(handler)
+    for kind, handler in {
+        "exact_reconstruction": _exact,
+        "greedy_descent": _descent,
+        "planted_recovery": _recovery,
+        "recovery_degradation": _degradation,
+        "compression": _compression,
+        "signed_vs_unsigned": _signed_vs_unsigned,
+        "spmm_speedup": _speedup,
+        "speedup_bound": _bound,
+        "spmm_error": _error,
+    }.items()
 }
 
 
 def check_claims(specs: dict, metrics_paths: dict, noise_path, output) -> list[Claim]:
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
     noise = read_json(noise_path)
-    handlers = {k: (lambda cid, spec, f=f: f(cid, spec, metrics, noise)) for k, f in KINDS.items()}
-    claims = run_claims(specs, handlers)
+    claims = run_claims(specs, KINDS, (metrics, noise))
     write_json(output, claims)
     return claims

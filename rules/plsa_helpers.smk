@@ -1,0 +1,40 @@
+# PLSA's input functions and wildcard constraints (Python only; the rules are in plsa.smk).
+
+
+def plsa_config():
+    return paper_config("plsa")
+
+
+def plsa_datasets():
+    return list(plsa_config().get("end_to_end", {}).get("datasets", {}))
+
+
+def plsa_methods():
+    return list(plsa_config().get("end_to_end", {}).get("methods", []))
+
+
+PLSA_WILDCARDS = dict(dataset=one_of(plsa_datasets()), method=one_of(plsa_methods()))
+
+
+def plsa_runs(wildcards):
+    """One file per method, in the order of plsa_methods (the script zips them)."""
+    return [f"results/plsa/runs/{wildcards.dataset}/{m}.json" for m in plsa_methods()]
+
+
+def plsa_dataset(name):
+    return plsa_config()["end_to_end"]["datasets"][name]
+
+
+def plsa_raw_inputs(wildcards):
+    """Downloaded source and target graphs of a real pair; nothing for CSBM settings."""
+    spec = plsa_dataset(wildcards.dataset)
+    if "source" not in spec:
+        return {}
+    return {
+        "source": download_path(spec["source"]),
+        "target": download_path(spec["target"]),
+    }
+
+
+def plsa_metrics():
+    return [f"results/plsa/metrics/{d}.json" for d in plsa_datasets()]

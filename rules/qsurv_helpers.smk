@@ -1,0 +1,69 @@
+# QSurv's input functions and wildcard constraints (Python only; the rules are in qsurv.smk).
+
+
+def qsurv_config():
+    return paper_config("qsurv")
+
+
+def qsurv_synthetic():
+    return list(qsurv_config().get("synthetic", {}).get("scenarios", []))
+
+
+def qsurv_datasets():
+    return qsurv_synthetic() + list(qsurv_config().get("real_datasets", {}))
+
+
+QSURV_WILDCARDS = dict(
+    dataset=one_of(qsurv_datasets()),
+    method=one_of(qsurv_config().get("methods", {})),
+)
+
+
+def qsurv_methods(dataset):
+    key = "synthetic_methods" if dataset in qsurv_synthetic() else "real_methods"
+    return qsurv_config()[key]
+
+
+def qsurv_source(dataset):
+    if dataset in qsurv_synthetic():
+        return "synthetic"
+    return qsurv_config()["real_datasets"][dataset]["source"]
+
+
+def qsurv_raw_input(wildcards):
+    spec = qsurv_config()["real_datasets"].get(wildcards.dataset, {})
+    return [download_path(spec["download"])] if "download" in spec else []
+
+
+def qsurv_prepare_params(wildcards):
+    q = qsurv_config()
+    return {
+        "dataset": wildcards.dataset,
+        "source": qsurv_source(wildcards.dataset),
+        "seeds": q["seeds"],
+        "fractions": q["split"],
+        "n_samples": q["synthetic"]["n_samples"],
+        "censoring_rate": q["synthetic"]["censoring_rate"],
+        "prediction_grid_points": q["evaluation"]["prediction_grid_points"],
+        "truth_grid_points": q["evaluation"]["truth_grid_points"],
+        "truth_quantile": q["evaluation"]["truth_quantile"],
+    }
+
+
+def qsurv_predictions(wildcards):
+    """One file per method, in the order of qsurv_methods (the scripts zip them)."""
+    return [
+        f"results/qsurv/predictions/{wildcards.dataset}/{m}.npz"
+        for m in qsurv_methods(wildcards.dataset)
+    ]
+
+
+def qsurv_train_logs(wildcards):
+    return [
+        f"results/qsurv/models/{wildcards.dataset}/{m}.json"
+        for m in qsurv_methods(wildcards.dataset)
+    ]
+
+
+def qsurv_metrics(datasets):
+    return [f"results/qsurv/metrics/{d}.json" for d in datasets]

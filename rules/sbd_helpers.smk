@@ -1,0 +1,36 @@
+# SBD's input functions and wildcard constraints (Python only; the rules are in sbd.smk).
+
+
+def sbd_config():
+    return paper_config("sbd")
+
+
+def sbd_datasets():
+    return list(sbd_config().get("datasets", {}))
+
+
+def sbd_methods():
+    return list(sbd_config().get("methods", {}))
+
+
+SBD_WILDCARDS = dict(dataset=one_of(sbd_datasets()), method=one_of(sbd_methods()))
+
+
+def sbd_raw_input(wildcards):
+    """The downloaded file of a full-scale graph; nothing for planted or bundled ones."""
+    spec = sbd_config()["datasets"][wildcards.dataset]
+    if spec["kind"] != "download":
+        return {}
+    return {"raw": download_path(spec["download"])}
+
+
+def sbd_decompositions(suffix):
+    """One file per method, in the order of sbd_methods (the script zips them)."""
+    return lambda wildcards: [
+        f"results/sbd/decompositions/{wildcards.dataset}/{m}.{suffix}"
+        for m in sbd_methods()
+    ]
+
+
+def sbd_metrics():
+    return [f"results/sbd/metrics/{d}.json" for d in sbd_datasets()]
