@@ -1,0 +1,44 @@
+"""ST-decoder reliability: an audit of State's transition model and predicted-NN-distance.
+
+Public API (imported lazily: the config check imports this package when the workflow
+loads, and arc-state's import alone takes seconds)::
+
+    from repro.st_reliability import predicted_nn_distance, loo_threshold_transfer
+    d = predicted_nn_distance(pred_deltas, train_deltas, metric="cosine")
+    table = loo_threshold_transfer(scores, quality_ok, groups)
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "predicted_nn_distance": "reliability",
+    "loo_threshold_transfer": "transfer",
+    "fit_threshold": "transfer",
+    "bootstrap_rho": "reliability",
+    "SimConfig": "simulate",
+    "simulate": "simulate",
+    "simulate_setting": "simulate",
+    "assign_split": "data",
+    "true_deltas": "data",
+    "read_cells": "data",
+    "write_h5ad": "data",
+    "ModelConfig": "model",
+    "build_model": "model",
+    "self_only_attention": "model",
+    "Variant": "train",
+    "TrainConfig": "train",
+    "train_variant": "train",
+    "capture": "attention",
+    "map_statistics": "attention",
+    "energy_distance": "metrics",
+    "cell_eval_metrics": "metrics",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

@@ -1,0 +1,181 @@
+"""Across seeds: ρ of every signal per (encoder, line) group and pooled, deciles, LOO
+threshold transfer, magnitude comparison (C7), aggregate-vs-ρ ranking (C8), baselines."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+
+from repro.st_reliability.metrics import pearson_rows
+from repro.st_reliability.reliability import bootstrap_rho, decile_curve, spearman
+from repro.st_reliability.transfer import loo_threshold_transfer, risk_coverage
+
+# the signals, and what a pooled analysis divides each by (its group's scale)
+SIGNALS = {
+    "nn_l2": "scale_l2",
+    "nn_cosine": "scale_cosine",
+    "oracle_l2": "scale_l2",
+    "oracle_cosine": "scale_cosine",
+    "magnitude": "scale_magnitude",
+    "nn_l2_per_magnitude": None,  # L2 divided by ‖Δ̂‖: scale-free already
+}
+PARTIAL = {"partial_nn_l2": "nn_l2", "partial_nn_cosine": "nn_cosine"}  # given magnitude
+PAIRED = {
+    "nn_l2_vs_magnitude": ("nn_l2", "magnitude"),
+    "nn_cosine_vs_magnitude": ("nn_cosine", "magnitude"),
+}
+KEY = ["model", "line", "pert"]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AnalysisConfig:
+    quality: str = "pearson_delta"
+    good_threshold: float = 0.5
+    n_boot: int = 1000
+    confidence: float = 0.95
+    deciles: int = 10
+    bootstrap_seed: int = 0
+
+
+def pair_frame(evals: list[dict]) -> pd.DataFrame:
+    """All seeds' per-prediction rows, with the derived L2-over-magnitude signal."""
+    df = pd.DataFrame([{**r, "seed": e["seed"]} for e in evals for r in e["pairs"]])
+    df["nn_l2_per_magnitude"] = df["nn_l2"] / df["magnitude"]
+    df["group"] = df["model"] + "|" + df["line"]
+    return df
+
+
+def _stack(df: pd.DataFrame, column: str, seeds: list[int]) -> np.ndarray:
+    """(seeds, n) with the same prediction order in every seed."""
+    wide = df.pivot_table(index=KEY, columns="seed", values=column, sort=True)
+    if wide.isna().any().any():
+        raise ValueError(f"{column}: the seeds do not predict the same pairs")
+    return wide[seeds].to_numpy().T
+
+
+def rho_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
+    """ρ per group and pooled (over the groups, each signal divided by its group scale)."""
+    rng = np.random.default_rng(cfg.bootstrap_seed)
+    seeds = sorted(df["seed"].unique())
+    base = df[df["seed"] == seeds[0]].sort_values(KEY)
+    groups = base["group"].to_numpy()
+    q = _stack(df, cfg.quality, seeds)
+
+    def signals(pooled: bool) -> dict:
+        out = {}
+        for name, scale in SIGNALS.items():
+            s = _stack(df, name, seeds)
+            out[name] = s / _stack(df, scale, seeds) if pooled and scale else s
+        for name, signal in PARTIAL.items():
+            out[name] = (out[signal], out["magnitude"])
+        return out
+
+    all_signals = signals(pooled=True)
+    pooled = bootstrap_rho(
+        q, all_signals, groups, n_boot=cfg.n_boot, confidence=cfg.confidence, rng=rng, paired=PAIRED
+    )
+    per_group = {}
+    raw = signals(pooled=False)
+    for g in sorted(set(groups)):
+        m = groups == g
+        sub = {
+            k: tuple(x[:, m] for x in v) if isinstance(v, tuple) else v[:, m]
+            for k, v in raw.items()
+        }
+        per_group[g] = bootstrap_rho(
+            q[:, m],
+            sub,
+            groups[m],
+            n_boot=cfg.n_boot,
+            confidence=cfg.confidence,
+            rng=rng,
+            paired=PAIRED,
+        )
+        per_group[g]["mean_quality"] = float(q[:, m].mean())
+        per_group[g]["n"] = int(m.sum())
+    deciles = {
+        name: decile_curve(all_signals[name].ravel(), q.ravel(), cfg.deciles) for name in SIGNALS
+    }
+    return {"pooled": pooled, "groups": per_group, "deciles": deciles, "seeds": seeds}
+
+
+def loo_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
+    """Leave-one-group-out transfer per seed for each pooled signal, with both "good"
+    definitions (q ≥ q₀, and q ≥ the group's median); means over seeds per group."""
+    out = {}
+    for name, scale in SIGNALS.items():
+        for variant in ("threshold", "group_median"):
+            tables = []
+            for seed, d in df.groupby("seed"):
+                score = d[name] / d[scale] if scale else d[name]
+                q = d[cfg.quality]
+                ok = q >= (
+                    cfg.good_threshold
+                    if variant == "threshold"
+                    else d.groupby("group")[cfg.quality].transform("median")
+                )
+                t = loo_threshold_transfer(
+                    score.to_numpy(), ok.to_numpy(), d["group"].to_numpy(), quality=q.to_numpy()
+                )
+                tables.append(t.assign(seed=seed))
+            t = pd.concat(tables)
+            numeric = t.drop(columns=["direction", "own_direction"]).groupby("group").mean()
+            flips = t.groupby("group")["direction"].agg(lambda s: sorted(set(s)))
+            out[f"{name}|{variant}"] = {
+                "groups": {
+                    g: {**row, "directions": flips[g]}
+                    for g, row in numeric.to_dict("index").items()
+                },
+                "mean_balanced_accuracy": float(numeric["balanced_accuracy"].mean()),
+                "mean_gap": float(numeric["gap"].mean()),
+                "per_seed_balanced_accuracy": t.groupby("seed")["balanced_accuracy"]
+                .mean()
+                .tolist(),
+            }
+    return out
+
+
+def risk_curves(df: pd.DataFrame, cfg: AnalysisConfig, loo: dict) -> dict:
+    """Risk-coverage per group for the predicted-NN signals, in the direction LOO fitted."""
+    out = {}
+    d = df[df["seed"] == df["seed"].min()]
+    for name in ("nn_l2", "nn_cosine"):
+        for g, sub in d.groupby("group"):
+            direction = loo[f"{name}|threshold"]["groups"][g]["directions"][0]
+            out.setdefault(name, {})[g] = risk_coverage(
+                sub[name].to_numpy(), sub[cfg.quality].to_numpy(), direction
+            )
+    return out
+
+
+def aggregate_vs_rho(rho: dict, signal: str) -> dict:
+    """C8: do group-level aggregate metrics rank groups the way per-prediction ρ does?"""
+    groups = sorted(rho["groups"])
+    agg = np.array([rho["groups"][g]["mean_quality"] for g in groups])
+    r = np.array([rho["groups"][g][signal]["rho"] for g in groups])
+    return {
+        "groups": groups,
+        "mean_quality": agg.tolist(),
+        "rho": r.tolist(),
+        "spearman": float(spearman(agg, np.abs(r))),
+    }
+
+
+def baselines(deltas: pd.DataFrame, pairs: pd.DataFrame) -> dict:
+    """Table 1's simple predictors on the held-out pairs: the line's mean training Δ
+    (perturbed mean) and the same perturbation's mean Δ in the lines that trained on it."""
+    out = {"train_mean": [], "other_lines": []}
+    train = pairs[pairs["split"] == "train"]
+    for line, pert in pairs.index[pairs["split"] != "train"]:
+        true = deltas.loc[(line, pert)].to_numpy()[None]
+        mean = deltas.loc[line].loc[train.loc[line].index].mean().to_numpy()[None]
+        out["train_mean"].append(float(pearson_rows(mean, true)[0]))
+        seen = [c for c in train.index.get_level_values(0).unique() if (c, pert) in train.index]
+        other = deltas.loc[[(c, pert) for c in seen]].mean().to_numpy()[None] if seen else None
+        out["other_lines"].append(float(pearson_rows(other, true)[0]) if seen else np.nan)
+    return {
+        k: {"mean_pearson_delta": float(np.nanmean(v)), "n": int(np.isfinite(v).sum())}
+        for k, v in out.items()
+    }

@@ -1,0 +1,111 @@
+"""The rank-1 audit of one model (brief §2.3): attention spectra and the leading direction
+of the attention-output update, mapped to gene space, per line."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy import stats
+
+from repro.st_reliability import attention
+from repro.st_reliability.predict import Loaded, sentence_batch
+
+
+def program_vector(programs: np.ndarray) -> np.ndarray:
+    """The planted sign convention as a unit vector: cycling genes −1, p53 targets +1."""
+    v = np.where(programs == "cycling", -1.0, np.where(programs == "p53", 1.0, 0.0))
+    return v / np.linalg.norm(v) if v.any() else v
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float("nan")
+
+
+def enrichment(loading: np.ndarray, programs: np.ndarray, top: int) -> dict[str, float]:
+    """Hypergeometric p-values: p53 targets among the ``top`` highest loadings and cycling
+    genes among the ``top`` lowest, in the orientation (sign of the loading) that fits
+    better — the sign of a singular vector is arbitrary."""
+    best = {}
+    for sign in (1.0, -1.0):
+        order = np.argsort(-sign * loading)
+        high, low = order[:top], order[-top:]
+        n = len(loading)
+        p = {}
+        for name, genes in (("p53_high", high), ("cycling_low", low)):
+            members = programs == name.split("_")[0]
+            hits = int(members[genes].sum())
+            p[name] = float(stats.hypergeom.sf(hits - 1, n, int(members.sum()), top))
+        if not best or p["p53_high"] * p["cycling_low"] < best["p53_high"] * best["cycling_low"]:
+            best = p
+    return best
+
+
+def audit_model(
+    loaded: Loaded,
+    index,
+    basal: dict,
+    pairs_by_line: dict,
+    *,
+    programs: np.ndarray,
+    layer: int,
+    eps: float,
+    top: int,
+    gene_maps: bool,
+) -> dict:
+    """Per layer: map statistics per head, set-mean share of the update and, per line, the
+    PC1 variance fraction of the set-mean updates across that line's perturbations; with
+    ``gene_maps`` also the gene-space loading of the PC1 direction of ``layer`` per line."""
+    stress = program_vector(programs)
+    per_layer: dict[int, dict] = {}
+    lines = {}
+    for line, perts in pairs_by_line.items():
+        batch = sentence_batch(index, basal[line], perts)
+        with torch.no_grad(), loaded.attention(), attention.capture(loaded.model) as rec:
+            loaded.model(batch)
+        s = loaded.model.cell_sentence_len
+        line_out = {}
+        for k, maps in rec["maps"].items():
+            updates = rec["updates"][k].reshape(len(perts), -1, s, rec["updates"][k].shape[-1])
+            set_means = updates.mean((1, 2))  # (P, D): over sentences and cells
+            direction, fraction, scores = attention.leading_direction(set_means)
+            layer_stats = per_layer.setdefault(k, {"maps": [], "share": []})
+            layer_stats["maps"].append(maps)
+            layer_stats["share"].append(attention.set_mean_share(rec["updates"][k]))
+            line_out[k] = {"pc1_fraction": fraction, "direction": direction, "scores": scores}
+        lines[line] = line_out
+        if gene_maps:
+            k = layer % len(rec["maps"])
+            v = line_out[k]["direction"]
+            with loaded.attention():
+                g = attention.gene_map(
+                    loaded.model, loaded.encoder.decode, batch, k, v, eps
+                ).numpy()
+            lines[line]["gene_map"] = g
+            lines[line]["gene_map_cos_stress"] = cosine(g, stress)
+            lines[line]["enrichment"] = enrichment(g, programs, top)
+    return {"layers": _layer_summary(per_layer, lines), "lines": lines}
+
+
+def _layer_summary(per_layer: dict, lines: dict) -> list[dict]:
+    out = []
+    for k, rec in sorted(per_layer.items()):
+        heads = attention.map_statistics(torch.cat(rec["maps"]))
+        out.append(
+            {
+                "layer": k,
+                "heads": {stat: v.tolist() for stat, v in heads.items()},
+                **{stat: float(v.mean()) for stat, v in heads.items()},
+                "set_mean_share": float(np.mean(rec["share"])),
+                "pc1_fraction": float(np.mean([lines[c][k]["pc1_fraction"] for c in lines])),
+                "pc1_fraction_per_line": {c: lines[c][k]["pc1_fraction"] for c in lines},
+            }
+        )
+    return out
+
+
+def regression_map(deltas: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Model-agnostic gene map: each gene's Δ̂ across perturbations regressed on PC1 scores."""
+    s = scores - scores.mean()
+    d = deltas - deltas.mean(0)
+    return (s @ d) / (s @ s) if s @ s > 0 else np.full(deltas.shape[1], np.nan)

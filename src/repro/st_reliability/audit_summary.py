@@ -1,0 +1,85 @@
+"""Across seeds: attention statistics of each model against the nulls (C1) and the gene
+maps of the leading direction against the planted program (C2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.st_reliability.attention import uniform_statistics
+from repro.st_reliability.audit import cosine, program_vector
+
+STATS = (
+    "rank1_energy",
+    "stable_rank",
+    "kl_uniform",
+    "row_dispersion",
+    "set_mean_share",
+    "pc1_fraction",
+)
+
+
+def spectra(evals: list[dict], n_cells: int) -> dict:
+    """Per model (trained, untrained, nulls): per layer, each statistic's mean over seeds,
+    its per-seed values, and the layer mean per seed (what C1 is judged on)."""
+    out = {"uniform": uniform_statistics(n_cells)}
+    for name in evals[0]["audit"]:
+        layers = [e["audit"][name]["layers"] for e in evals]
+        per_layer = []
+        for k in range(len(layers[0])):
+            rec = {"layer": k}
+            for stat in STATS:
+                values = [seed_layers[k][stat] for seed_layers in layers]
+                rec[stat] = {"mean": float(np.mean(values)), "per_seed": values}
+            rec["heads"] = {
+                stat: np.mean([s[k]["heads"][stat] for s in layers], axis=0).tolist()
+                for stat in layers[0][k]["heads"]
+            }
+            per_layer.append(rec)
+        layer_mean = {
+            stat: [float(np.mean([L[stat] for L in s])) for s in layers] for stat in STATS
+        }
+        out[name] = {"layers": per_layer, "layer_mean_per_seed": layer_mean}
+    return out
+
+
+def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dict:
+    """|cos(gene map, planted program)| per (encoder, line) group, and the cross-group
+    cosine matrix, both averaged over seeds (the map's sign is arbitrary: |cos|)."""
+    stress = program_vector(programs)
+    groups = [(m, c) for m in models for c in sorted(evals[0]["audit"][m]["lines"])]
+    cos_stress, cos_regression, matrices, enrichment = [], [], [], []
+    for e in evals:
+        maps = np.array([e["audit"][m]["lines"][c]["gene_map"] for m, c in groups])
+        reg = np.array([e["audit"][m]["lines"][c]["regression_map"] for m, c in groups])
+        cos_stress.append([abs(cosine(g, stress)) for g in maps])
+        cos_regression.append([abs(cosine(g, stress)) for g in reg])
+        unit = maps / np.linalg.norm(maps, axis=1, keepdims=True)
+        matrices.append(np.abs(unit @ unit.T))
+        enrichment.append([e["audit"][m]["lines"][c]["enrichment"] for m, c in groups])
+    matrix = np.mean(matrices, axis=0)
+    off = matrix[~np.eye(len(groups), dtype=bool)]
+    per_group = np.mean(cos_stress, axis=0)
+    names = [f"{m}|{c}" for m, c in groups]
+    aligned = [
+        [_aligned(e["audit"][m]["lines"][c]["gene_map"], stress) for m, c in groups] for e in evals
+    ]
+    return {
+        "groups": names,
+        "abs_cos_stress": dict(zip(names, per_group.tolist(), strict=True)),
+        "abs_cos_stress_per_seed": cos_stress,
+        "abs_cos_stress_regression": dict(
+            zip(names, np.mean(cos_regression, 0).tolist(), strict=True)
+        ),
+        "median_abs_cos_stress": float(np.median(per_group)),
+        "median_abs_cos_stress_per_seed": [float(np.median(s)) for s in cos_stress],
+        "cross_group_abs_cos": matrix.tolist(),
+        "median_cross_group_abs_cos": float(np.median(off)) if off.size else float("nan"),
+        "enrichment_seed0": dict(zip(names, enrichment[0], strict=True)),
+        "mean_gene_map": dict(zip(names, np.mean(aligned, axis=0).tolist(), strict=True)),
+    }
+
+
+def _aligned(gene_map: list[float], stress: np.ndarray) -> np.ndarray:
+    """The map with the sign that correlates positively with the program (for averaging)."""
+    g = np.asarray(gene_map)
+    return g if g @ stress >= 0 else -g

@@ -1,0 +1,137 @@
+"""The cell table every step shares: AnnData with the cell-eval columns, written as .h5ad.
+
+obs: ``pert_name`` (controls are ``non-targeting``), ``celltype_name`` (the cell line),
+``family`` (perturbation family, ``control`` for controls) and ``split`` (``control``,
+``train``, ``fewshot`` = held out in this line but seen in others). X is log1p-scale
+expression (non-negative: cell-eval rejects negatives).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import anndata as ad
+import numpy as np
+import pandas as pd
+import scanpy as sc
+
+CONTROL = "non-targeting"
+REQUIRED_OBS = ("pert_name", "celltype_name", "family")
+SPLITS = ("control", "train", "fewshot")
+
+
+def write_h5ad(adata: ad.AnnData, path: str | os.PathLike) -> None:
+    """Write atomically: a temporary file in the same folder, then a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".h5ad")
+    os.close(fd)
+    try:
+        adata.write_h5ad(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_cells(path: str | os.PathLike) -> ad.AnnData:
+    """Read a cell table and check that it has what the steps need, naming the file."""
+    try:
+        adata = ad.read_h5ad(path)
+    except (OSError, KeyError) as err:
+        raise ValueError(f"{path}: not a readable .h5ad ({err}); delete it and rerun") from err
+    missing = [c for c in REQUIRED_OBS if c not in adata.obs]
+    if missing:
+        raise ValueError(f"{path}: obs lacks {missing}; the steps need {list(REQUIRED_OBS)}")
+    if (adata.obs["pert_name"] == CONTROL).sum() == 0:
+        raise ValueError(f"{path}: no control cells (pert_name == {CONTROL!r})")
+    x = adata.X if isinstance(adata.X, np.ndarray) else adata.X.toarray()
+    if np.nanmin(x) < 0:
+        raise ValueError(f"{path}: negative expression; X must be log1p-scale")
+    return adata
+
+
+def assign_split(
+    adata: ad.AnnData, *, holdout_fraction: float, c4_families: int, seed: int
+) -> dict:
+    """Add obs ``split`` (few-shot) and uns ``split`` (the C4 probe families and lines).
+
+    Few-shot (brief §6): each line holds out a window of ``holdout_fraction`` of the
+    perturbations; the windows rotate, so every perturbation stays seen in another line.
+    C4: ``c4_families`` random families, each paired with one line (in turn); the C4 pool
+    designs change that line's training pool around that family's held-out members.
+    """
+    rng = np.random.default_rng(seed)
+    obs = adata.obs
+    perts = obs.loc[obs["pert_name"] != CONTROL, ["pert_name", "family"]].drop_duplicates()
+    lines = sorted(obs["celltype_name"].unique())
+    families = sorted(perts["family"].unique())
+    if c4_families > len(families):
+        raise ValueError(f"c4_families={c4_families} but the data have {len(families)} families")
+    chosen = [str(f) for f in rng.choice(families, c4_families, replace=False)]
+    rest = rng.permutation(sorted(perts["pert_name"]))
+    n, width = len(rest), int(round(holdout_fraction * len(rest)))
+    held = [
+        {rest[((c * n) // len(lines) + k) % n] for k in range(width)} for c in range(len(lines))
+    ]
+    if len(lines) > 1 and set.intersection(*held):
+        raise ValueError(
+            f"holdout_fraction={holdout_fraction}: some perturbations are held "
+            "out in every line; few-shot needs each seen in another line"
+        )
+    split = np.full(len(obs), "train", dtype=object)
+    split[(obs["pert_name"] == CONTROL).to_numpy()] = "control"
+    for line, names in zip(lines, held, strict=True):
+        mask = (obs["celltype_name"] == line) & obs["pert_name"].isin(names)
+        split[mask.to_numpy()] = "fewshot"
+    obs["split"] = pd.Categorical(split, categories=SPLITS)
+    adata.uns["split"] = {
+        "c4_families": chosen,
+        "c4_lines": [str(lines[k % len(lines)]) for k in range(len(chosen))],
+    }
+    return adata.uns["split"]
+
+
+def split_info(adata: ad.AnnData) -> dict[str, list[str]]:
+    """uns ``split`` as plain lists (an .h5ad round trip turns lists into arrays)."""
+    info = adata.uns.get("split", {})
+    return {k: [str(v) for v in info.get(k, [])] for k in ("c4_families", "c4_lines")}
+
+
+def c4_probes(pairs: pd.DataFrame, split: dict) -> pd.DataFrame:
+    """The held-out pairs of each C4 family in its line: what the C4 designs are scored on."""
+    keep = np.zeros(len(pairs), dtype=bool)
+    for family, line in zip(split.get("c4_families", []), split.get("c4_lines", []), strict=True):
+        keep |= (
+            (pairs.index.get_level_values(0) == line)
+            & (pairs["family"] == family)
+            & (pairs["split"] == "fewshot")
+        ).to_numpy()
+    return pairs[keep]
+
+
+def pseudobulk(adata: ad.AnnData) -> pd.DataFrame:
+    """Mean expression per (line, perturbation), controls included (scanpy's aggregate)."""
+    agg = sc.get.aggregate(adata, by=["celltype_name", "pert_name"], func="mean")
+    means = pd.DataFrame(agg.layers["mean"], index=agg.obs_names, columns=adata.var_names)
+    means.index = pd.MultiIndex.from_frame(agg.obs[["celltype_name", "pert_name"]].astype(str))
+    return means
+
+
+def true_deltas(adata: ad.AnnData) -> pd.DataFrame:
+    """Δ_{c,p} = mean(perturbed cells) − mean(real control cells of line c), per (line, p)."""
+    means = pseudobulk(adata)
+    lines = means.index.get_level_values("celltype_name")
+    controls = means.xs(CONTROL, level="pert_name")
+    deltas = means - controls.loc[lines].to_numpy()
+    return deltas[means.index.get_level_values("pert_name") != CONTROL]
+
+
+def pair_table(adata: ad.AnnData) -> pd.DataFrame:
+    """One row per (line, perturbation): its family and split."""
+    obs = adata.obs[adata.obs["pert_name"] != CONTROL]
+    cols = ["celltype_name", "pert_name", "family", "split"]
+    table = obs[cols].astype(str).drop_duplicates().set_index(cols[:2]).sort_index()
+    return table

@@ -1,0 +1,211 @@
+"""Evaluate one seed's models on one data set: per-prediction quality, signals, audit.
+
+For every audited model (an encoder, full attention, true labels, full pool): Δ̂ and
+predicted cells of every held-out pair, cell-eval's per-perturbation metrics per line,
+the reliability signals, and the attention audit of the trained model and of its
+untrained initialisation. The nulls (self-only, shuffled labels) get the audit; the C4
+pool designs get quality on the C4 probes (data.c4_probes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+
+import numpy as np
+import pandas as pd
+import torch
+
+from repro.common.io import write_json
+from repro.common.provenance import RunRecorder
+from repro.common.seeding import set_threads
+from repro.st_reliability.audit import audit_model, regression_map
+from repro.st_reliability.data import (
+    CONTROL,
+    c4_probes,
+    pair_table,
+    read_cells,
+    split_info,
+    true_deltas,
+)
+from repro.st_reliability.metrics import cell_eval_metrics, pearson_rows
+from repro.st_reliability.predict import load, predict_line
+from repro.st_reliability.reliability import loo_train_nn_distance, predicted_nn_distance
+from repro.st_reliability.sentences import CellIndex, basal_sentences
+
+log = logging.getLogger(__name__)
+QUALITY = ("pearson_delta", "mse_delta", "mae_delta", "discrimination_score_l1", "overlap_at_N")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EvalConfig:
+    n_sentences: int = 4  # fixed basal sentences per line; each prediction uses all of them
+    gene_map_layer: int = -1
+    gene_map_eps: float = 0.5
+    enrichment_top: int = 20
+    de_metrics: bool = True
+
+
+def role(variant) -> str:
+    if variant.pool != "full":
+        return "c4"
+    return "audited" if variant.attention == "full" and variant.labels == "true" else "null"
+
+
+def evaluate_seed(adata, checkpoints: dict[str, str], cfg: EvalConfig, *, seed: int) -> dict:
+    deltas = true_deltas(adata)
+    pairs = pair_table(adata)
+    held = pairs[pairs["split"] == "fewshot"]
+    by_line = _by_line(held)
+    base = CellIndex.build(adata, np.zeros((adata.n_obs, 1), np.float32))
+    basal = basal_sentences(
+        base, n_sentences=cfg.n_sentences, set_len=_set_len(checkpoints), seed=10_000 + seed
+    )
+    programs = adata.var["program"].astype(str).to_numpy() if "program" in adata.var else None
+    rows, audits = [], {}
+    for name, path in checkpoints.items():
+        loaded = load(path)
+        index = dataclasses.replace(base, cells=torch.as_tensor(loaded.encoder.encode(adata.X)))
+        kind = role(loaded.variant)
+        log.info("%s (%s): evaluating", name, kind)
+        if kind in ("audited", "c4"):
+            targets = (
+                by_line if kind == "audited" else _by_line(c4_probes(pairs, split_info(adata)))
+            )
+            rows += _quality_rows(
+                name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind
+            )
+        if kind in ("audited", "null") and programs is not None:
+            audits[name] = _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind)
+            if kind == "audited":
+                untrained = load(path, untrained=True)
+                audits[f"{name}__untrained"] = _audit(
+                    untrained, index, basal, by_line, programs, cfg, rows, name, "null"
+                )
+    for row in rows:
+        row.pop("delta_hat", None)  # only the regression gene map needs it
+    return {"pairs": rows, "audit": audits, "lines": sorted(by_line)}
+
+
+def _set_len(checkpoints) -> int:
+    ckpt = torch.load(next(iter(checkpoints.values())), map_location="cpu", weights_only=True)
+    return int(ckpt["model_config"]["cell_set_len"])
+
+
+def _by_line(pairs: pd.DataFrame) -> dict[str, list[str]]:
+    return {c: list(g.index.get_level_values(1)) for c, g in pairs.groupby(level=0)}
+
+
+def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind):
+    genes = list(adata.var_names)
+    rows = []
+    for line, perts in targets.items():
+        cells, delta_hat, above = predict_line(
+            loaded, index, basal[line], perts, ceiling=float(adata.X.max())
+        )
+        if above:
+            log.warning(
+                "%s, %s: %d predicted values above the data's maximum clipped", name, line, above
+            )
+        in_line = (adata.obs["celltype_name"] == line).to_numpy()
+        real = {
+            p: adata.X[in_line & (adata.obs["pert_name"] == p).to_numpy()]
+            for p in [CONTROL, *perts]
+        }
+        table = cell_eval_metrics(cells, real, genes, de=cfg.de_metrics and kind == "audited")
+        true = deltas.loc[line].loc[perts].to_numpy()
+        train_names = pairs.loc[line].index[pairs.loc[line]["split"] == "train"]
+        train = deltas.loc[line].loc[train_names].to_numpy()
+        signals = _signals(delta_hat, true, train)
+        own = pearson_rows(delta_hat, true)
+        for i, p in enumerate(perts):
+            row = {
+                "model": name,
+                "line": line,
+                "pert": p,
+                "split": pairs.loc[(line, p), "split"],
+                "clipped_above": above,
+                "family": pairs.loc[(line, p), "family"],
+                "pearson_own": float(own[i]),
+                **{k: float(v[i]) for k, v in signals.items()},
+            }
+            row.update({m: float(table.loc[p, m]) for m in QUALITY if m in table.columns})
+            if kind == "audited":
+                row["delta_hat"] = delta_hat[i].tolist()
+            rows.append(row)
+    return rows
+
+
+def _signals(delta_hat: np.ndarray, true: np.ndarray, train: np.ndarray) -> dict[str, np.ndarray]:
+    out = {"magnitude": np.linalg.norm(delta_hat, axis=1)}
+    for metric in ("l2", "cosine"):
+        scale = np.median(loo_train_nn_distance(train, metric))
+        out[f"nn_{metric}"] = predicted_nn_distance(delta_hat, train, metric)
+        out[f"oracle_{metric}"] = predicted_nn_distance(true, train, metric)
+        out[f"scale_{metric}"] = np.full(len(true), scale)
+    out["scale_magnitude"] = np.full(len(true), np.median(np.linalg.norm(train, axis=1)))
+    return out
+
+
+def _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind) -> dict:
+    """JSON-ready audit; gene maps (injection and regression on this model's Δ̂ and PC1
+    scores) for the audited models only."""
+    maps = kind == "audited"
+    audit = audit_model(
+        loaded,
+        index,
+        basal,
+        by_line,
+        programs=programs,
+        layer=cfg.gene_map_layer,
+        eps=cfg.gene_map_eps,
+        top=cfg.enrichment_top,
+        gene_maps=maps,
+    )
+    lines = {}
+    for line, rec in audit["lines"].items():
+        layers = [k for k in rec if isinstance(k, int)]
+        out = {"pc1_fraction": {str(k): rec[k]["pc1_fraction"] for k in layers}}
+        if maps:
+            mine = np.array(
+                [r["delta_hat"] for r in rows if r["model"] == name and r["line"] == line]
+            )
+            scores = rec[cfg.gene_map_layer % len(layers)]["scores"].numpy()
+            out["regression_map"] = regression_map(mine, scores).tolist()
+            out["gene_map"] = np.asarray(rec["gene_map"]).tolist()
+            out["gene_map_cos_stress"] = rec["gene_map_cos_stress"]
+            out["enrichment"] = rec["enrichment"]
+        lines[line] = out
+    return {"layers": audit["layers"], "lines": lines}
+
+
+def run(
+    cells: str,
+    checkpoints: dict[str, str],
+    cfg: EvalConfig,
+    *,
+    seed: int,
+    out: str,
+    threads: int = 1,
+) -> None:
+    set_threads(threads)
+    adata = read_cells(cells)
+    with RunRecorder(config={"eval": cfg, "models": checkpoints}, seed=seed) as rec:
+        result = evaluate_seed(adata, checkpoints, cfg, seed=seed)
+    write_json(out, {**result, "seed": seed, "provenance": rec.provenance()})
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Evaluate one seed's ST models on a cell table.")
+    p.add_argument("cells")
+    p.add_argument("out", help="metrics JSON")
+    p.add_argument("models", nargs="+", metavar="NAME=CHECKPOINT")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    run(a.cells, dict(m.split("=", 1) for m in a.models), EvalConfig(), seed=a.seed, out=a.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""Load a trained variant and predict held-out (line, perturbation) pairs in gene space."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+
+import torch
+
+from repro.st_reliability.data import CONTROL
+from repro.st_reliability.encoders import load_encoder
+from repro.st_reliability.model import ModelConfig, build_model, self_only_attention
+from repro.st_reliability.sentences import CellIndex
+from repro.st_reliability.train import Variant
+
+
+@dataclasses.dataclass
+class Loaded:
+    model: torch.nn.Module
+    encoder: object
+    variant: Variant
+    vocabulary: list[str]
+
+    def attention(self):
+        """The attention the variant was trained with (self-only for that null)."""
+        if self.variant.attention == "self_only":
+            return self_only_attention(self.model)
+        return contextlib.nullcontext()
+
+
+def load(path: str, *, untrained: bool = False, device: str | torch.device = "cpu") -> Loaded:
+    """A checkpoint from train.py; ``untrained`` gives the same model at initialisation."""
+    ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    encoder = load_encoder(ckpt["encoder"])
+    model = build_model(
+        ModelConfig(**ckpt["model_config"]),
+        input_dim=encoder.dim,
+        pert_dim=len(ckpt["vocabulary"]),
+        gene_space=encoder.gene_space,
+    )
+    model.load_state_dict(ckpt["init"] if untrained else ckpt["model"])
+    return Loaded(
+        model.to(device).eval(), encoder, Variant(**ckpt["variant"]), list(ckpt["vocabulary"])
+    )
+
+
+def sentence_batch(index: CellIndex, basal: torch.Tensor, perts: list[str]) -> dict:
+    """Every perturbation on each of the line's fixed basal sentences (K, S): K·len(perts)
+    sentences, perturbation-major."""
+    k, s = basal.shape
+    rows = basal.repeat(len(perts), 1).reshape(-1)
+    labels = [p for p in perts for _ in range(k * s)]
+    return {"ctrl_cell_emb": index.cells[rows], "pert_emb": index.one_hot(labels)}
+
+
+def predict_line(
+    loaded: Loaded, index: CellIndex, basal: torch.Tensor, perts: list[str], *, ceiling: float
+):
+    """Gene-space predicted cells per perturbation (K·S, G), clipped to [0, ceiling] (the
+    data's log1p range; cell-eval rejects values outside it), the number of clipped values
+    above the ceiling, and Δ̂ = mean(predicted cells) − mean(predicted controls on the same
+    basal cells)."""
+    names = [CONTROL, *perts]
+    batch = sentence_batch(index, basal, names)
+    with torch.no_grad(), loaded.attention():
+        out = loaded.encoder.decode(loaded.model(batch))
+    above = int((out > ceiling).sum())
+    cells = out.clamp(0.0, ceiling).reshape(len(names), -1, out.shape[-1]).numpy()
+    means = cells.mean(1)
+    deltas = means[1:] - means[0]
+    return {name: cells[i] for i, name in enumerate(names)}, deltas, above

@@ -1,0 +1,123 @@
+"""Reliability signals and how well they rank per-prediction quality (brief §2.4).
+
+Predicted-NN-distance d̂ = min over the line's training perturbations of dist(Δ̂, Δ_t);
+the oracle uses the true Δ instead of Δ̂; the magnitude baseline is ‖Δ̂‖₂. Every distance
+is computed with L2 and with cosine distance. For pooling across (encoder, line) groups a
+group's distances are divided by its median leave-one-out train-to-train NN distance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+METRICS = ("l2", "cosine")
+
+
+def _pairwise(a: np.ndarray, b: np.ndarray, metric: str) -> np.ndarray:
+    a, b = np.atleast_2d(np.asarray(a, float)), np.atleast_2d(np.asarray(b, float))
+    if metric == "l2":
+        sq = (a**2).sum(1)[:, None] + (b**2).sum(1)[None, :] - 2 * a @ b.T
+        return np.sqrt(np.maximum(sq, 0.0))
+    if metric == "cosine":
+        na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 1.0 - (a @ b.T) / (na[:, None] * nb[None, :])
+    raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+
+
+def predicted_nn_distance(pred_deltas, train_deltas, metric: str = "l2") -> np.ndarray:
+    """Per prediction (row of ``pred_deltas``), the distance to the nearest training Δ."""
+    train = np.atleast_2d(np.asarray(train_deltas, float))
+    if train.shape[0] == 0:
+        raise ValueError("no training deltas to compare with")
+    return _pairwise(pred_deltas, train, metric).min(1)
+
+
+def loo_train_nn_distance(train_deltas, metric: str) -> np.ndarray:
+    """Each training Δ's distance to its nearest *other* training Δ."""
+    d = _pairwise(train_deltas, train_deltas, metric)
+    np.fill_diagonal(d, np.inf)
+    return d.min(1)
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ along the last axis (ties get average ranks), vectorised over rows."""
+    rx = stats.rankdata(x, axis=-1)
+    ry = stats.rankdata(y, axis=-1)
+    rx = rx - rx.mean(-1, keepdims=True)
+    ry = ry - ry.mean(-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(-1) / np.sqrt((rx**2).sum(-1) * (ry**2).sum(-1))
+
+
+def partial_spearman(q: np.ndarray, d: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Spearman of q and d with the magnitude m partialled out (on ranks), along axis -1."""
+    r_qd, r_qm, r_dm = spearman(q, d), spearman(q, m), spearman(d, m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (r_qd - r_qm * r_dm) / np.sqrt((1 - r_qm**2) * (1 - r_dm**2))
+
+
+def decile_curve(score: np.ndarray, q: np.ndarray, n_bins: int = 10) -> dict[str, list[float]]:
+    """Mean quality per score decile (equal-count bins), low scores first."""
+    order = np.argsort(score, kind="stable")
+    bins = np.array_split(order, n_bins)
+    return {
+        "score": [float(np.mean(score[b])) for b in bins if len(b)],
+        "quality": [float(np.mean(q[b])) for b in bins if len(b)],
+    }
+
+
+def _rho(q: np.ndarray, signal) -> np.ndarray:
+    """ρ along the last axis; a (d, m) pair is the partial ρ of q and d given m."""
+    if isinstance(signal, tuple):
+        return partial_spearman(q, *signal)
+    return spearman(q, signal)
+
+
+def bootstrap_rho(
+    q: np.ndarray,
+    signals: dict,
+    strata: np.ndarray,
+    *,
+    n_boot: int,
+    confidence: float,
+    rng: np.random.Generator,
+    paired: dict[str, tuple[str, str]] | None = None,
+) -> dict[str, dict]:
+    """ρ(q, signal) averaged over seeds, with a percentile bootstrap over predictions.
+
+    ``q`` and each signal are (seeds, n) — a signal may be a (d, m) pair for the partial ρ
+    given m — with the same n (line, perturbation) predictions in every seed, so one
+    resample of predictions (within ``strata``, the groups) is applied to all seeds at
+    once. ``paired`` (name -> (signal a, signal b)) adds the paired bootstrap of
+    |ρ_a| − |ρ_b|.
+    """
+    idx = _stratified_resamples(strata, n_boot, rng)  # (n_boot, n)
+    alpha = (1 - confidence) / 2
+    out, draws = {}, {}
+    for name, s in signals.items():
+        per_seed = _rho(q, s)
+        resampled = tuple(x[:, idx] for x in s) if isinstance(s, tuple) else s[:, idx]
+        draws[name] = np.nanmean(_rho(q[:, idx], resampled), axis=0)  # (n_boot,)
+        low, high = np.nanquantile(draws[name], [alpha, 1 - alpha])
+        out[name] = {
+            "rho": float(np.nanmean(per_seed)),
+            "low": float(low),
+            "high": float(high),
+            "per_seed": [float(v) for v in per_seed],
+        }
+    for name, (a, b) in (paired or {}).items():
+        diff = np.abs(draws[a]) - np.abs(draws[b])
+        low, high = np.nanquantile(diff, [alpha, 1 - alpha])
+        point = abs(out[a]["rho"]) - abs(out[b]["rho"])
+        out[name] = {"diff": float(point), "low": float(low), "high": float(high)}
+    return out
+
+
+def _stratified_resamples(strata: np.ndarray, n_boot: int, rng: np.random.Generator):
+    idx = np.empty((n_boot, len(strata)), dtype=int)
+    for g in np.unique(strata):
+        members = np.flatnonzero(strata == g)
+        idx[:, members] = rng.choice(members, (n_boot, len(members)), replace=True)
+    return idx

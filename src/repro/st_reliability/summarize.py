@@ -1,0 +1,141 @@
+"""One data set's metrics over all seeds: reliability, LOO transfer, audit, C4 designs."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+
+import numpy as np
+
+from repro.common.io import read_json, write_json
+from repro.st_reliability import analysis, audit_summary
+from repro.st_reliability.data import c4_probes, pair_table, read_cells, split_info, true_deltas
+
+log = logging.getLogger(__name__)
+C4_POOLS = ("full", "family_removed", "size_matched", "pool_shrunk")
+
+
+def family_designs(df, pairs, split: dict, c4_models: dict[str, str], quality: str) -> dict:
+    """C4: per seed, mean quality on the C4 probes under each pool design.
+
+    ``c4_models`` maps each pool design to its model (``full`` is the audited HVG model).
+    family_drop = size_matched − family_removed (same pool size, family coverage lost);
+    pool_drop = full − pool_shrunk (family coverage kept, pool shrunk).
+    """
+    probes = df.merge(
+        c4_probes(pairs, split).reset_index()[["celltype_name", "pert_name"]],
+        left_on=["line", "pert"],
+        right_on=["celltype_name", "pert_name"],
+    )
+    means = {
+        pool: probes[probes["model"] == m].groupby("seed")[quality].mean()
+        for pool, m in c4_models.items()
+    }
+    if any(v.empty for v in means.values()):
+        missing = [p for p, v in means.items() if v.empty]
+        return {"available": False, "reason": f"no C4 probe predictions for {missing}"}
+    seeds = sorted(set.intersection(*(set(v.index) for v in means.values())))
+    per_seed = {p: [float(v[s]) for s in seeds] for p, v in means.items()}
+    family_drop = np.subtract(per_seed["size_matched"], per_seed["family_removed"])
+    pool_drop = np.subtract(per_seed["full"], per_seed["pool_shrunk"])
+    return {
+        "available": True,
+        "seeds": seeds,
+        "mean_quality": per_seed,
+        "family_drop": family_drop.tolist(),
+        "pool_drop": pool_drop.tolist(),
+        "n_probe_predictions": int(len(probes[probes["model"] == c4_models["full"]]) / len(seeds)),
+    }
+
+
+def summarize(
+    adata,
+    evals: list[dict],
+    cfg: analysis.AnalysisConfig,
+    *,
+    audited: list[str],
+    c4_models: dict[str, str] | None,
+    n_cells: int,
+) -> dict:
+    df = analysis.pair_frame(evals)
+    main = df[df["model"].isin(audited)]
+    rho = analysis.rho_tables(main, cfg)
+    loo = analysis.loo_tables(main, cfg)
+    out = {
+        "rho": rho,
+        "loo": loo,
+        "risk_coverage": analysis.risk_curves(main, cfg, loo),
+        "aggregate_vs_rho": {s: analysis.aggregate_vs_rho(rho, s) for s in ("nn_l2", "nn_cosine")},
+        "baselines": analysis.baselines(true_deltas(adata), pair_table(adata)),
+        "quality_by_model": main.groupby(["model", "seed"])[cfg.quality]
+        .mean()
+        .unstack()
+        .mean(1)
+        .to_dict(),
+        "good_share": float((main[cfg.quality] >= cfg.good_threshold).mean()),
+        "scatter": main[main["seed"] == rho["seeds"][0]][
+            [
+                "group",
+                "model",
+                "line",
+                "pert",
+                "split",
+                cfg.quality,
+                "nn_l2",
+                "nn_cosine",
+                "scale_l2",
+                "scale_cosine",
+                "magnitude",
+            ]
+        ].to_dict("list"),
+        "spectra": audit_summary.spectra(evals, n_cells),
+        "c4": family_designs(df, pair_table(adata), split_info(adata), c4_models, cfg.quality)
+        if c4_models
+        else {"available": False, "reason": "no C4 pool designs configured for this data set"},
+    }
+    if "program" in adata.var:
+        programs = adata.var["program"].astype(str).to_numpy()
+        out["gene_maps"] = audit_summary.gene_maps(evals, programs, audited)
+    return out
+
+
+def run(
+    cells: str,
+    eval_paths: list[str],
+    cfg: analysis.AnalysisConfig,
+    *,
+    audited: list[str],
+    c4_models: dict[str, str] | None,
+    n_cells: int,
+    out: str,
+) -> None:
+    evals = [read_json(p) for p in eval_paths]
+    result = summarize(
+        read_cells(cells), evals, cfg, audited=audited, c4_models=c4_models, n_cells=n_cells
+    )
+    write_json(out, {**result, "config": dataclasses.asdict(cfg)})
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Summarise one data set's evaluations over seeds.")
+    p.add_argument("cells")
+    p.add_argument("out")
+    p.add_argument("evals", nargs="+", help="evaluation JSONs, one per seed")
+    p.add_argument("--audited", nargs="+", default=["hvg", "pca", "ae"])
+    p.add_argument("--cell-set-len", type=int, default=32)
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    run(
+        a.cells,
+        a.evals,
+        analysis.AnalysisConfig(),
+        audited=a.audited,
+        c4_models=None,
+        n_cells=a.cell_set_len,
+        out=a.out,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""Train one model variant: State's transition model, its own energy-distance loss.
+
+A variant is an encoder (hvg / pca / ae) plus, for the nulls and the C4 designs, how it
+departs from the audited model: self-only attention, shuffled perturbation labels, or a
+modified training pool. The untrained null is the same initialisation, kept in the
+checkpoint. The loop is plain torch around State's ``training_step`` (its loss and
+forward); AdamW and gradient clipping as in State's training config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import logging
+import time
+import warnings
+
+import anndata as ad
+import numpy as np
+import torch
+
+from repro.common.device import select_device
+from repro.common.io import write_json
+from repro.common.provenance import RunRecorder
+from repro.common.seeding import seed_everything, set_threads
+from repro.st_reliability.data import CONTROL, read_cells, split_info
+from repro.st_reliability.encoders import AEConfig, fit_encoder
+from repro.st_reliability.model import ModelConfig, build_model, self_only_attention
+from repro.st_reliability.sentences import CellIndex, training_batch
+
+log = logging.getLogger(__name__)
+POOLS = ("full", "family_removed", "size_matched", "pool_shrunk")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Variant:
+    encoder: str = "hvg"
+    attention: str = "full"  # full | self_only
+    labels: str = "true"  # true | shuffled
+    pool: str = "full"  # one of POOLS (C4 designs)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    steps: int = 500
+    batch_sets: int = 16
+    lr: float = 1e-3
+    weight_decay: float = 5e-4
+    grad_clip: float = 10.0
+    control_fraction: float = 0.1
+    latent_dim: int = 32
+    shrink_fraction: float = 0.5  # pool_shrunk drops this share of other families' pairs
+    log_every: int = 100
+    ae: AEConfig = AEConfig()
+
+
+def training_pairs(adata: ad.AnnData, pool: str, shrink_fraction: float, seed: int):
+    """(line, perturbation) pairs the variant trains on, and how many its design removed.
+
+    The C4 designs act on each C4 family's line (uns ``split``): family_removed drops the
+    family's training pairs there (no same-family perturbation left in that line);
+    size_matched drops as many of that line's other-family pairs (same pool size, family
+    coverage kept); pool_shrunk drops ``shrink_fraction`` of them (family kept, pool shrunk).
+    """
+    if pool not in POOLS:
+        raise ValueError(f"unknown pool {pool!r}; choose from {POOLS}")
+    obs = adata.obs[adata.obs["split"] == "train"]
+    table = obs[["celltype_name", "pert_name", "family"]].astype(str).drop_duplicates()
+    split = split_info(adata)
+    if pool != "full" and not split["c4_families"]:
+        raise ValueError(f"pool {pool!r} needs C4 families (uns split.c4_families is empty)")
+    rng = np.random.default_rng(seed)
+    drop = np.zeros(len(table), dtype=bool)
+    for family, line in zip(split["c4_families"], split["c4_lines"], strict=True):
+        in_line = (table["celltype_name"] == line).to_numpy()
+        mates = in_line & (table["family"] == family).to_numpy()
+        others = np.flatnonzero(in_line & ~mates & ~drop)
+        if pool == "family_removed":
+            drop |= mates
+        elif pool == "size_matched":
+            drop[rng.choice(others, int(mates.sum()), replace=False)] = True
+        elif pool == "pool_shrunk":
+            drop[rng.choice(others, int(round(shrink_fraction * len(others))), replace=False)] = (
+                True
+            )
+    kept = table[~drop]
+    return list(zip(kept["celltype_name"], kept["pert_name"], strict=True)), int(drop.sum())
+
+
+def train_variant(
+    adata: ad.AnnData,
+    variant: Variant,
+    model_cfg: ModelConfig,
+    cfg: TrainConfig,
+    *,
+    seed: int,
+    device: str = "cpu",
+    threads: int = 1,
+) -> dict:
+    """Fit the encoder on training cells, train the model; return checkpoint and record."""
+    set_threads(threads)
+    seed_everything(seed)
+    dev = select_device(device)
+    pairs, removed = training_pairs(adata, variant.pool, cfg.shrink_fraction, seed)
+    keep = set(pairs)
+    in_pool = [
+        (c, p) in keep or p == CONTROL
+        for c, p in zip(adata.obs["celltype_name"], adata.obs["pert_name"], strict=True)
+    ]
+    encoder = fit_encoder(
+        variant.encoder, adata.X[np.asarray(in_pool)], dim=cfg.latent_dim, ae=cfg.ae, seed=seed
+    )
+    index = CellIndex.build(adata, encoder.encode(adata.X))
+    torch.manual_seed(seed)  # the untrained null shares this initialisation
+    model = build_model(
+        model_cfg,
+        input_dim=encoder.dim,
+        pert_dim=len(index.vocabulary),
+        gene_space=encoder.gene_space,
+    ).to(dev)
+    init = {k: v.detach().clone().cpu() for k, v in model.state_dict().items()}
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    generator = torch.Generator().manual_seed(seed + 1)
+    attention = (
+        self_only_attention(model) if variant.attention == "self_only" else contextlib.nullcontext()
+    )
+    losses, start = [], time.perf_counter()
+    model.train()
+    with attention, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*self.log.*")  # no Lightning Trainer here
+        for step in range(cfg.steps):
+            batch = training_batch(
+                index,
+                pairs,
+                n_sets=cfg.batch_sets,
+                set_len=model_cfg.cell_set_len,
+                control_fraction=cfg.control_fraction,
+                shuffle_labels=variant.labels == "shuffled",
+                generator=generator,
+            )
+            loss = model.training_step({k: v.to(dev) for k, v in batch.items()}, step)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            opt.step()
+            losses.append(float(loss))
+            if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
+                recent = np.mean(losses[-cfg.log_every :])
+                log.info(
+                    "step %d/%d energy loss %.4f (%.1fs)",
+                    step + 1,
+                    cfg.steps,
+                    recent,
+                    time.perf_counter() - start,
+                )
+    checkpoint = {
+        "model": {k: v.cpu() for k, v in model.state_dict().items()},
+        "init": init,
+        "encoder": encoder.state(),
+        "vocabulary": index.vocabulary,
+        "variant": dataclasses.asdict(variant),
+        "model_config": dataclasses.asdict(model_cfg),
+    }
+    record = {
+        "variant": dataclasses.asdict(variant),
+        "seed": seed,
+        "losses": losses,
+        "training_pairs": len(pairs),
+        "pairs_removed": removed,
+    }
+    return {"checkpoint": checkpoint, "record": record}
+
+
+def run(
+    cells: str,
+    variant: Variant,
+    model_cfg: ModelConfig,
+    cfg: TrainConfig,
+    *,
+    seed: int,
+    model_out: str,
+    record_out: str,
+    device: str = "auto",
+    threads: int = 1,
+) -> None:
+    adata = read_cells(cells)
+    with RunRecorder(
+        config={"variant": variant, "model": model_cfg, "train": cfg},
+        device=select_device(device),
+        seed=seed,
+    ) as run_:
+        out = train_variant(
+            adata, variant, model_cfg, cfg, seed=seed, device=device, threads=threads
+        )
+    torch.save(out["checkpoint"], model_out)
+    write_json(record_out, {**out["record"], "provenance": run_.provenance()})
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Train one ST model variant on a cell table.")
+    p.add_argument("cells", help=".h5ad from the prepare step")
+    p.add_argument("model_out")
+    p.add_argument("record_out")
+    p.add_argument("--encoder", default="hvg", choices=["hvg", "pca", "ae"])
+    p.add_argument("--attention", default="full", choices=["full", "self_only"])
+    p.add_argument("--labels", default="true", choices=["true", "shuffled"])
+    p.add_argument("--pool", default="full", choices=POOLS)
+    p.add_argument("--steps", type=int, default=500)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto")
+    a = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    variant = Variant(encoder=a.encoder, attention=a.attention, labels=a.labels, pool=a.pool)
+    run(
+        a.cells,
+        variant,
+        ModelConfig(),
+        TrainConfig(steps=a.steps),
+        seed=a.seed,
+        model_out=a.model_out,
+        record_out=a.record_out,
+        device=a.device,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""Leave-one-group-out transfer of one acceptance threshold (brief §2.5).
+
+For each held-out (encoder, line) group the rule — its *direction* (accept when the
+score is ≤ τ, or ≥ τ) and τ — is fitted on the other groups by Youden's J, then applied
+to the held-out group. The direction is fitted because the sign of a distance signal can
+flip between L2 and cosine (the brief's prototype).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def _rates(accept: np.ndarray, ok: np.ndarray) -> tuple[float, float]:
+    """(TPR, TNR): accepted share of good predictions, rejected share of bad ones."""
+    tpr = accept[ok].mean() if ok.any() else np.nan
+    tnr = (~accept[~ok]).mean() if (~ok).any() else np.nan
+    return float(tpr), float(tnr)
+
+
+def fit_threshold(scores: np.ndarray, ok: np.ndarray) -> tuple[str, float, float]:
+    """(direction, τ, J) maximising Youden's J = TPR + TNR − 1 over both directions and
+    every cut between consecutive distinct scores (ties: the first found)."""
+    scores, ok = np.asarray(scores, float), np.asarray(ok, bool)
+    if ok.all() or not ok.any():
+        raise ValueError("fitting a threshold needs both good and bad predictions")
+    values = np.unique(scores)
+    cuts = np.concatenate([[values[0] - 1], (values[1:] + values[:-1]) / 2, [values[-1] + 1]])
+    best = ("<=", float(cuts[0]), -np.inf)
+    for direction in ("<=", ">="):
+        accept = (
+            scores[None, :] <= cuts[:, None]
+            if direction == "<="
+            else scores[None, :] >= cuts[:, None]
+        )
+        tpr = accept[:, ok].mean(1)
+        tnr = (~accept[:, ~ok]).mean(1)
+        j = tpr + tnr - 1
+        k = int(np.argmax(j))
+        if j[k] > best[2]:
+            best = (direction, float(cuts[k]), float(j[k]))
+    return best
+
+
+def apply_threshold(scores: np.ndarray, direction: str, tau: float) -> np.ndarray:
+    scores = np.asarray(scores, float)
+    return scores <= tau if direction == "<=" else scores >= tau
+
+
+def loo_threshold_transfer(scores, quality_ok, groups, *, quality=None) -> pd.DataFrame:
+    """One row per held-out group: the rule fitted on the others and how it does there.
+
+    Columns: direction, tau, balanced_accuracy, precision (good share of the accepted),
+    coverage (accepted share), own_balanced_accuracy (the group's own best rule), gap
+    (own − transferred), and with ``quality`` the mean quality of accepted and rejected
+    predictions. A group with only good or only bad predictions has NaN accuracies.
+    """
+    scores = np.asarray(scores, float)
+    ok = np.asarray(quality_ok, bool)
+    groups = np.asarray(groups)
+    rows = []
+    for g in pd.unique(groups):
+        held = groups == g
+        direction, tau, _ = fit_threshold(scores[~held], ok[~held])
+        accept = apply_threshold(scores[held], direction, tau)
+        tpr, tnr = _rates(accept, ok[held])
+        both = ok[held].any() and not ok[held].all()
+        own = fit_threshold(scores[held], ok[held]) if both else None
+        row = {
+            "group": g,
+            "n": int(held.sum()),
+            "good_share": float(ok[held].mean()),
+            "direction": direction,
+            "tau": tau,
+            "balanced_accuracy": (tpr + tnr) / 2 if both else np.nan,
+            "precision": float(ok[held][accept].mean()) if accept.any() else np.nan,
+            "coverage": float(accept.mean()),
+            "own_direction": own[0] if own else None,
+            "own_balanced_accuracy": (own[2] + 1) / 2 if own else np.nan,
+        }
+        row["gap"] = row["own_balanced_accuracy"] - row["balanced_accuracy"]
+        if quality is not None:
+            q = np.asarray(quality, float)[held]
+            row["mean_q_accepted"] = float(q[accept].mean()) if accept.any() else np.nan
+            row["mean_q_rejected"] = float(q[~accept].mean()) if (~accept).any() else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def risk_coverage(scores: np.ndarray, quality: np.ndarray, direction: str) -> dict[str, list]:
+    """Risk (1 − mean q of the accepted) as coverage grows, most trusted first; and AURC."""
+    order = np.argsort(scores if direction == "<=" else -np.asarray(scores), kind="stable")
+    q = np.asarray(quality, float)[order]
+    risk = 1 - np.cumsum(q) / np.arange(1, len(q) + 1)
+    coverage = np.arange(1, len(q) + 1) / len(q)
+    return {"coverage": coverage.tolist(), "risk": risk.tolist(), "aurc": float(risk.mean())}

@@ -1,0 +1,102 @@
+"""Distances against naive references: energy distance, NN distances, Spearman."""
+
+import numpy as np
+import pytest
+import torch
+from geomloss import SamplesLoss
+from scipy import stats
+from scipy.spatial.distance import cdist
+
+from repro.st_reliability import predicted_nn_distance
+from repro.st_reliability.metrics import energy_distance
+from repro.st_reliability.reliability import (
+    bootstrap_rho,
+    loo_train_nn_distance,
+    partial_spearman,
+    spearman,
+)
+
+
+def naive_energy(x, y):
+    def mean_dist(a, b):
+        return sum(np.linalg.norm(u - v) for u in a for v in b) / (len(a) * len(b))
+
+    return mean_dist(x, y) - 0.5 * mean_dist(x, x) - 0.5 * mean_dist(y, y)
+
+
+def test_energy_distance_matches_naive_pairs_and_states_loss():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(7, 5)), rng.normal(0.5, 1.2, size=(9, 5))
+    ours = float(energy_distance(torch.tensor(x), torch.tensor(y)))
+    assert ours == pytest.approx(naive_energy(x, y), rel=1e-10)
+    # geomloss's energy loss, which State trains with, is the same V-statistic (up to the
+    # small floor geomloss puts under zero distances before the square root)
+    loss = SamplesLoss("energy")(torch.tensor(x)[None], torch.tensor(y)[None])
+    assert float(loss) == pytest.approx(ours, rel=1e-4)
+    assert float(loss) != pytest.approx(naive_energy(x, 2 * y), rel=1e-2)
+    assert float(energy_distance(torch.tensor(x), torch.tensor(x))) == pytest.approx(0, abs=1e-12)
+
+
+@pytest.mark.parametrize("metric,scipy_metric", [("l2", "euclidean"), ("cosine", "cosine")])
+def test_nn_distance_matches_brute_force(metric, scipy_metric):
+    rng = np.random.default_rng(1)
+    pred, train = rng.normal(size=(13, 20)), rng.normal(size=(30, 20))
+    brute = np.array(
+        [min(cdist(p[None], t[None], scipy_metric)[0, 0] for t in train) for p in pred]
+    )
+    np.testing.assert_allclose(predicted_nn_distance(pred, train, metric), brute, atol=1e-10)
+    loo = loo_train_nn_distance(train, metric)
+    d = cdist(train, train, scipy_metric)
+    np.fill_diagonal(d, np.inf)
+    np.testing.assert_allclose(loo, d.min(1), atol=1e-10)
+    # a prediction equal to a training Δ is at distance 0 (not the LOO distance)
+    assert predicted_nn_distance(train[:1], train, metric)[0] == pytest.approx(0, abs=1e-7)
+
+
+def test_l2_and_cosine_disagree_on_scaled_deltas():
+    train = np.array([[1.0, 0.0], [0.0, 1.0]])
+    far_same_direction = np.array([[10.0, 0.0]])
+    assert predicted_nn_distance(far_same_direction, train, "cosine")[0] == pytest.approx(0)
+    assert predicted_nn_distance(far_same_direction, train, "l2")[0] == pytest.approx(9)
+
+
+def test_nn_distance_rejects_bad_input():
+    with pytest.raises(ValueError, match="metric"):
+        predicted_nn_distance(np.ones((2, 3)), np.ones((2, 3)), "manhattan")
+    with pytest.raises(ValueError, match="no training"):
+        predicted_nn_distance(np.ones((2, 3)), np.empty((0, 3)))
+
+
+def test_spearman_and_partial_against_scipy():
+    rng = np.random.default_rng(2)
+    q, d, m = rng.normal(size=(3, 40))
+    d = d + 0.8 * m
+    q = q - 0.5 * d
+    assert spearman(q, d) == pytest.approx(stats.spearmanr(q, d)[0])
+    ties = np.round(d, 0)
+    assert spearman(q, ties) == pytest.approx(stats.spearmanr(q, ties)[0])
+    # partial Spearman = Pearson of the rank residuals after regressing on m's ranks
+    rq, rd, rm = (stats.rankdata(v) for v in (q, d, m))
+    res = [r - np.polyval(np.polyfit(rm, r, 1), rm) for r in (rq, rd)]
+    assert partial_spearman(q, d, m) == pytest.approx(np.corrcoef(*res)[0, 1])
+
+
+def test_bootstrap_interval_covers_point_and_pairs_difference():
+    rng = np.random.default_rng(3)
+    n = 60
+    signal = rng.normal(size=(2, n))
+    q = -signal + rng.normal(0, 0.5, size=(2, n))
+    noise = rng.normal(size=(2, n))
+    out = bootstrap_rho(
+        q,
+        {"good": signal, "noise": noise},
+        np.zeros(n),
+        n_boot=300,
+        confidence=0.95,
+        rng=rng,
+        paired={"good_vs_noise": ("good", "noise")},
+    )
+    assert out["good"]["low"] <= out["good"]["rho"] <= out["good"]["high"] < -0.5
+    assert out["noise"]["low"] < 0 < out["noise"]["high"]
+    assert out["good_vs_noise"]["low"] > 0
+    assert out["good"]["rho"] == pytest.approx(np.mean(out["good"]["per_seed"]))
