@@ -244,6 +244,13 @@ RULES: dict[str, Callable[..., Merged]] = {
 }
 
 
+def failed_row(metrics, error) -> dict:
+    """The metrics row of a rule that could not merge on this seed (NaN, with the reason)."""
+    row = dict.fromkeys(metrics, float("nan"))
+    row.update(alphas=None, calibration_evaluations=0, error=str(error))
+    return row
+
+
 def run_rule(
     rule: str, problem: MergeProblem, params: Mapping | None = None, scale_grid=None
 ) -> Merged:

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
-from repro.malora.baselines import MergeProblem, run_rule
+from repro.malora.baselines import MergeProblem, failed_row, run_rule
 from repro.malora.digits import (
     MLP,
     DigitsDesign,
@@ -23,6 +23,7 @@ from repro.malora.digits import (
 )
 from repro.malora.margins import margin
 from repro.malora.merging import merge
+from repro.malora.names import DIGITS_METRICS
 from repro.malora.peft_merge import base_state, lora_deltas, merge_cat
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,12 @@ def _run_methods(cfg, ev, problem, test, individual) -> dict:
     methods = {}
     for name, spec in cfg.methods.items():
         grid = cfg.scale_grid if spec.get("tune", False) else None
-        merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+        try:
+            merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+        except ValueError as err:  # a calibration margin ≤ 0: no equalising α (brief §8.8)
+            log.warning("%s: %s", name, err)
+            methods[name] = failed_row(DIGITS_METRICS, err)
+            continue
         row = _evaluate(ev, merged.delta, test, cfg.design.tasks, individual)
         row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
         row["calibration_evaluations"] = merged.evaluations
@@ -179,7 +185,7 @@ def run_digits_seed(cfg: DigitsConfig, seed: int) -> dict:
         },
         "methods": methods,
         "ablations": _ablations(cfg, ev, deltas, splits, individual, seed),
-        "peft_cat_max_abs_logit_gap": _peft_gap(peft_model, ev, adapters, deltas, problem, test.x),
+        "peft_cat_max_abs_logit_gap": _peft_gap(peft_model, ev, adapters, deltas, test.x),
     }
 
 
@@ -203,22 +209,14 @@ def _ablations(cfg, ev, deltas, splits, individual, seed) -> dict:
     return out
 
 
-def _peft_gap(peft_model, ev, adapters, deltas, problem, x) -> float:
-    """max |logits| gap between peft's exact ``cat`` merge with the MaLoRA weights and the
-    dense ΔW-space merge: a check that both paths build the same model."""
-    alphas = run_rule("malora", problem).alphas
-    merge_cat(peft_model, adapters, alphas, "malora_cat")
-    peft_model.set_adapter("malora_cat")
+def _peft_gap(peft_model, ev, adapters, deltas, x) -> float:
+    """max |logit| gap between peft's exact ``cat`` merge and the dense ΔW-space merge, with
+    unequal weights: a check that both paths build the same model."""
+    alphas = np.linspace(0.5, 1.5, len(adapters))
+    merge_cat(peft_model, adapters, alphas, "weighted_cat")
+    peft_model.set_adapter("weighted_cat")
     with torch.no_grad():
         via_peft = peft_model(x)
-    dense = run_rule(
-        "task_arithmetic",
-        dataclasses.replace(
-            problem,
-            deltas=[
-                {k: a * v for k, v in dl.items()} for a, dl in zip(alphas, deltas, strict=True)
-            ],
-        ),
-    )
-    direct = ev.logits(dense.delta, x)
+    zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
+    direct = ev.logits(merge(zero, deltas, list(alphas)), x)
     return float((via_peft - direct).abs().max())

@@ -10,10 +10,11 @@ import logging
 
 import numpy as np
 
-from repro.malora.baselines import MergeProblem, run_rule
+from repro.malora.baselines import MergeProblem, failed_row, run_rule
 from repro.malora.landscape import best_union_margin, product_grid, union_margins
 from repro.malora.linear import LinearDesign, LinearWorld, train_base, train_lora
 from repro.malora.margins import margin
+from repro.malora.names import LINEAR_METRICS
 from repro.malora.theory import mean_cross_entropy
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,12 @@ def _run_methods(cfg, problem, base, tests_clean, tests_noisy) -> dict:
     out = {}
     for name, spec in cfg.methods.items():
         grid = cfg.scale_grid if spec.get("tune", False) else None
-        merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+        try:
+            merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+        except ValueError as err:  # a calibration margin ≤ 0: no equalising α (brief §8.8)
+            log.warning("%s: %s", name, err)
+            out[name] = failed_row(LINEAR_METRICS, err)
+            continue
         row = _evaluate(
             base + merged.delta["W"], tests_clean, tests_noisy, cfg.design.classes_per_task
         )

@@ -1,0 +1,340 @@
+"""The MaLoRA figures, from the summary JSON only (they rebuild in seconds)."""
+
+from __future__ import annotations
+
+import argparse
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from repro.common.io import read_json
+from repro.common.plotting import apply_style, save_figure
+
+MARGINS = {"pretrain": "pre-training", "finetune": "fine-tuning", "union": "union"}
+COLOURS = {"pretrain": "tab:blue", "finetune": "tab:orange", "union": "tab:green"}
+
+
+def _band(ax, x, stats, **style):
+    mean, sd = np.array([s["mean"] for s in stats]), np.array([s["sd"] for s in stats])
+    (line,) = ax.plot(x, mean, **style)
+    ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15, lw=0)
+
+
+def margins_vs_lambda(summary):
+    sweep = summary["sweep"]
+    fig, axes = plt.subplots(1, len(sweep["overlaps"]), figsize=(11, 3.4), sharey=True)
+    for ax, block in zip(np.atleast_1d(axes), sweep["overlaps"], strict=True):
+        lam = [r["lambda"] for r in block["lambdas"]]
+        for key, label in MARGINS.items():
+            _band(
+                ax,
+                lam,
+                [r[f"measured_{key}"] for r in block["lambdas"]],
+                color=COLOURS[key],
+                marker="o",
+                ms=3,
+                label=f"{label}, measured",
+            )
+            ax.plot(
+                lam,
+                [r[f"closed_nuclear_{key}"]["mean"] for r in block["lambdas"]],
+                color=COLOURS[key],
+                ls="--",
+                label=f"{label}, closed form",
+            )
+        ax.set_xscale("log")
+        ax.set_xlabel("LoRA penalty λ")
+        ax.set_title(f"overlap ε = {block['overlap']:g}")
+    np.atleast_1d(axes)[0].set_ylabel("normalised margin γ (training data)")
+    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="best")
+    fig.suptitle(
+        f"Margins vs λ: measured (mean ± sd, {len(sweep['seeds'])} seeds) and closed "
+        "form along the nuclear-norm SVM ray"
+    )
+    return fig
+
+
+def tradeoff(summary):
+    fig, ax = plt.subplots(figsize=(5.2, 4))
+    for block in summary["sweep"]["overlaps"]:
+        ft = [r["measured_finetune"]["mean"] for r in block["lambdas"]]
+        pre = [r["measured_pretrain"]["mean"] for r in block["lambdas"]]
+        (line,) = ax.plot(ft, pre, marker="o", ms=3, label=f"ε = {block['overlap']:g}")
+        for r, x, y in (
+            (block["lambdas"][0], ft[0], pre[0]),
+            (block["lambdas"][-1], ft[-1], pre[-1]),
+        ):
+            ax.annotate(f"λ={r['lambda']:.0e}", (x, y), fontsize=7, color=line.get_color())
+    ax.set_xlabel("fine-tuning normalised margin (adaptation)")
+    ax.set_ylabel("pre-training normalised margin (retention)")
+    ax.set_title("Retention / adaptation trade-off along λ")
+    ax.legend()
+    return fig
+
+
+def alignment(summary):
+    sweep = summary["sweep"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for block, colour in zip(sweep["overlaps"], colours, strict=False):
+        lam = [r["lambda"] for r in block["lambdas"]]
+        for svm, ls in (("frobenius", "-"), ("nuclear", "--")):
+            _band(
+                left,
+                lam,
+                [r[f"cosine_{svm}"] for r in block["lambdas"]],
+                color=colour,
+                ls=ls,
+                marker="o",
+                ms=3,
+                label=f"ε = {block['overlap']:g}, {svm} SVM",
+            )
+    left.set_xscale("log")
+    left.set_xlabel("LoRA penalty λ")
+    left.set_ylabel("cos(ΔW, W_SVM)")
+    left.set_title("Alignment vs λ (mean ± sd over seeds)")
+    left.legend(fontsize=6)
+    block = sweep["overlaps"][0]
+    for r in block["lambdas"][::2]:
+        steps = sorted(int(s) for s in r.get("cosine_by_step", {}).get("frobenius", {}))
+        if steps:
+            right.plot(
+                steps,
+                [r["cosine_by_step"]["frobenius"][str(s)]["mean"] for s in steps],
+                marker="o",
+                ms=3,
+                label=f"λ = {r['lambda']:.0e}",
+            )
+    right.set_xscale("log")
+    right.set_xlabel("gradient-descent steps")
+    right.set_ylabel("cos(ΔW, Frobenius SVM)")
+    right.set_title(f"Alignment along training (ε = {block['overlap']:g})")
+    right.legend(fontsize=7)
+    return fig
+
+
+def landscape(summary):
+    blocks = [b for b in summary["linear"]["settings"][_primary(summary)]]
+    fig, axes = plt.subplots(2, len(blocks), figsize=(4 * len(blocks), 7), squeeze=False)
+    for col, block in enumerate(blocks):
+        land = block["landscape_first_seed"]
+        axis = np.array(land["axis"])
+        for row, (key, label) in enumerate(
+            (
+                ("union_margin", "union normalised margin (σ=0.3)"),
+                ("joint_accuracy", "joint accuracy (σ=0.8)"),
+            )
+        ):
+            ax = axes[row, col]
+            mesh = ax.pcolormesh(axis, axis, np.array(land[key]).T, shading="auto", cmap="viridis")
+            fig.colorbar(mesh, ax=ax, label=label)
+            ax.plot(*land["malora"], "r*", ms=12, label="MaLoRA α")
+            ax.plot(*land["grid_optimum"], "wx", ms=9, mew=2, label="grid optimum (margin)")
+            ax.plot(1, 1, "ko", mfc="none", label="task arithmetic")
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("α₁ (task 1)")
+            ax.set_ylabel("α₂ (task 2)")
+            ax.set_title(f"ε = {block['overlap']:g}")
+    axes[0, 0].legend(fontsize=7, loc="lower left")
+    fig.suptitle("Two-task merging landscape (held-out data, first seed)")
+    return fig
+
+
+def _primary(summary) -> str:
+    return next(k for k, v in summary["linear"]["settings"].items() if "ablations" in v[0])
+
+
+def _cell(stats) -> str:
+    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
+
+
+def _diff(d) -> str:
+    return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+
+
+def table(summary):
+    dig, lin = summary["digits"], summary["linear"]["settings"][_primary(summary)]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(13, 9.5))
+    rows, names = [], list(dig["methods"])
+    for name in names:
+        m, p = dig["methods"][name], dig["paired_vs_malora"].get(name)
+        rows.append(
+            [
+                _cell(m["normalised_accuracy"]),
+                _cell(m["joint_accuracy"]),
+                _cell(m["pretrain_accuracy"]),
+                "—" if p is None else _diff(p["normalised_accuracy"]),
+                "—" if p is None else _diff(p["joint_accuracy"]),
+            ]
+        )
+    top.table(
+        cellText=rows,
+        rowLabels=names,
+        loc="center",
+        colLabels=[
+            "normalised acc.",
+            "joint acc.",
+            "retention (digits 0–3)",
+            "MaLoRA − rule, normalised [95% CI]",
+            "MaLoRA − rule, joint [95% CI]",
+        ],
+    ).scale(1, 1.25)
+    top.set_axis_off()
+    top.set_title(
+        f"Digits: all merge rules, mean ± sd over {len(dig['seeds'])} seeds; paired "
+        "differences with t intervals"
+    )
+    rows, names = [], list(lin[0]["methods"])
+    for name in names:
+        row = []
+        for block in lin:
+            p = block["paired_vs_malora"].get(name)
+            row += [
+                _cell(block["methods"][name]["union_margin"]),
+                "—" if p is None else _diff(p["union_margin"]),
+            ]
+        rows.append(row)
+    rows.append(sum(([_cell(b["oracle"]), "(upper reference)"] for b in lin), []))
+    cols = sum(
+        ([f"union margin ε={b['overlap']:g}", f"MaLoRA − rule ε={b['overlap']:g}"] for b in lin), []
+    )
+    bottom.table(
+        cellText=rows, rowLabels=names + ["oracle (test)"], colLabels=cols, loc="center"
+    ).scale(1, 1.25)
+    bottom.set_axis_off()
+    bottom.set_title(
+        "Linear theory setting (unequal adapter scales): held-out union normalised margin"
+    )
+    return fig
+
+
+def ablations(summary):
+    lin = summary["linear"]["settings"][_primary(summary)]
+    dig = summary["digits"]["ablations"]
+    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
+    ax = axes[0, 0]
+    for block in lin:
+        stats = block["ablations"]["margin_stat"]
+        ax.plot(
+            list(stats),
+            [s["mean"] for s in stats.values()],
+            marker="o",
+            label=f"linear ε = {block['overlap']:g}",
+        )
+    ax.set_ylabel("MaLoRA union margin (linear)")
+    ax.set_title("Margin statistic")
+    ax.legend(fontsize=7)
+    ax = axes[0, 1]
+    for block in lin:
+        stats = block["ablations"]["calibration_size"]
+        _band(
+            ax,
+            [int(k) for k in stats],
+            list(stats.values()),
+            marker="o",
+            label=f"linear ε = {block['overlap']:g}",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("calibration examples per task")
+    ax.set_ylabel("MaLoRA union margin (linear)")
+    ax.set_title("Calibration size")
+    ax.legend(fontsize=7)
+    ax = axes[0, 2]
+    for block in lin:
+        stats = block["ablations"]["n_tasks"]
+        t = [int(k) for k in stats]
+        ax.plot(
+            t,
+            [stats[k]["malora"]["mean"] for k in stats],
+            marker="o",
+            label=f"MaLoRA ε = {block['overlap']:g}",
+        )
+        ax.plot(
+            t,
+            [stats[k]["task_arithmetic"]["mean"] for k in stats],
+            ls="--",
+            marker="s",
+            ms=3,
+            label=f"TA ε = {block['overlap']:g}",
+        )
+    ax.set_xlabel("number of merged tasks")
+    ax.set_ylabel("union margin (linear)")
+    ax.set_title("Number of tasks")
+    ax.legend(fontsize=6)
+    ax = axes[1, 0]
+    for metric in ("normalised_accuracy", "joint_accuracy"):
+        stats = dig["margin_stat"]
+        ax.plot(
+            list(stats),
+            [s[metric]["mean"] for s in stats.values()],
+            marker="o",
+            label=metric.replace("_", " "),
+        )
+    ax.set_ylabel("MaLoRA on digits")
+    ax.set_title("Margin statistic (digits)")
+    ax.legend(fontsize=7)
+    ax = axes[1, 1]
+    for metric in ("normalised_accuracy", "joint_accuracy"):
+        stats = dig["calibration_size"]
+        _band(
+            ax,
+            [int(k) for k in stats],
+            [s[metric] for s in stats.values()],
+            marker="o",
+            label=metric.replace("_", " "),
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("calibration examples per task")
+    ax.set_title("Calibration size (digits)")
+    ax.legend(fontsize=7)
+    ax = axes[1, 2]
+    methods = summary["digits"]["methods"]
+    names = [
+        n for n in ("malora", "malora_layerwise", "task_arithmetic", "ta_tuned") if n in methods
+    ]
+    x = np.arange(len(names))
+    for i, metric in enumerate(("normalised_accuracy", "joint_accuracy")):
+        ax.bar(
+            x + 0.4 * i,
+            [methods[n][metric]["mean"] for n in names],
+            0.4,
+            yerr=[methods[n][metric]["sd"] for n in names],
+            label=metric.replace("_", " "),
+        )
+    ax.set_xticks(x + 0.2, names, rotation=20, fontsize=7)
+    ax.set_title("Global vs per-layer α (digits)")
+    ax.legend(fontsize=7)
+    fig.suptitle("MaLoRA ablations (mean ± sd over seeds; NaN where a margin was ≤ 0)")
+    return fig
+
+
+FIGURES = {
+    "margins": margins_vs_lambda,
+    "tradeoff": tradeoff,
+    "alignment": alignment,
+    "landscape": landscape,
+    "table": table,
+    "ablations": ablations,
+}
+
+
+def make_figure(name: str, summary: dict, png: str, pdf: str) -> None:
+    apply_style()
+    fig = FIGURES[name](summary)
+    fig.tight_layout()
+    save_figure(fig, png, pdf)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Draw one MaLoRA figure from the summary.")
+    parser.add_argument("figure", choices=sorted(FIGURES))
+    parser.add_argument("--summary", required=True)
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    make_figure(args.figure, read_json(args.summary), args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()
