@@ -1,0 +1,143 @@
+"""One seed of one persona prior, end to end: pretrain the HHH base, train every recipe
+from it with the same budget, and read every metric exactly along the way.
+
+The recipes of a seed share one process (TRL's import alone costs seconds), and the two
+priors of a seed share the initialisation and the recipe data streams, so their metrics
+pair by seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import zlib
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from repro.common.io import write_json
+from repro.common.provenance import RunRecorder
+from repro.common.seeding import seed_everything, set_threads
+from repro.helpful_only import vocab as V
+from repro.helpful_only.exact_rl import train_exact
+from repro.helpful_only.grammar import MixConfig
+from repro.helpful_only.model import ModelConfig, build_model, next_token_probs, parameter_count
+from repro.helpful_only.personas import population
+from repro.helpful_only.pretrain import PretrainConfig, pretrain
+from repro.helpful_only.probes import metrics_from_probs, probes
+from repro.helpful_only.recipes import (
+    TRAINERS,
+    family_counts,
+    recipe_rows,
+    rl_dataset,
+    sft_dataset,
+    target_reward,
+)
+from repro.helpful_only.trl_train import TrainConfig, train_rloo, train_sft
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    trainer: str  # sft | rloo | exact
+    mixture: dict[str, float]
+
+    def __post_init__(self):
+        if self.trainer not in TRAINERS:
+            raise ValueError(f"trainer must be one of {TRAINERS}, got {self.trainer!r}")
+
+    def sequences_per_row(self, cfg: TrainConfig) -> int:
+        """RL rows are prompts, each answered ``num_generations`` times (exact: likewise)."""
+        return 1 if self.trainer == "sft" else cfg.num_generations
+
+
+@dataclasses.dataclass(frozen=True)
+class RunConfig:
+    prior: str
+    seed: int
+    recipes: dict[str, Recipe]
+    model: ModelConfig = ModelConfig()
+    mix: MixConfig = MixConfig()
+    pretraining: PretrainConfig = PretrainConfig()
+    training: TrainConfig = TrainConfig()
+    device: str = "cpu"
+    threads: int = 1
+
+
+def measure(model) -> dict[str, float]:
+    """Every metric of the assistant, read exactly from next-token probabilities."""
+    return metrics_from_probs({f: next_token_probs(model, p) for f, p in probes().items()})
+
+
+def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, tokenizer):
+    """Train one recipe from the saved base; returns (model, curve, family counts)."""
+    t = cfg.training
+    total = t.steps * t.batch_size // recipe.sequences_per_row(t)
+    rng = np.random.default_rng([cfg.seed, 2, zlib.crc32(name.encode())])
+    rows = recipe_rows(recipe.mixture, total, rng)
+    kw = dict(name=name, device=cfg.device, measure=measure)
+    if recipe.trainer == "sft":
+        model, curve = train_sft(base_dir, tokenizer, sft_dataset(rows), t, cfg.seed, **kw)
+    elif recipe.trainer == "rloo":
+        dataset = rl_dataset(rows)
+        model, curve = train_rloo(base_dir, tokenizer, dataset, target_reward, t, cfg.seed, **kw)
+    else:
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(base_dir)
+        ref = AutoModelForCausalLM.from_pretrained(base_dir)
+        rl_dataset(rows)  # the same family check as RLOO's data
+        curve = train_exact(
+            model,
+            ref,
+            [r.prompt for r in rows],
+            [r.target for r in rows],
+            t,
+            measure=measure,
+            name=name,
+        )
+    return model, curve, family_counts(recipe.mixture, total)
+
+
+def run(cfg: RunConfig, models_dir, metrics_path) -> dict:
+    """Pretrain, train every recipe, write the metrics JSON (and the models); returns it."""
+    set_threads(cfg.threads)
+    models_dir = Path(models_dir)
+    world = population(cfg.prior, cfg.seed)
+    with RunRecorder(config=cfg, device=cfg.device, seed=cfg.seed) as recorder:
+        seed_everything(cfg.seed)
+        model = build_model(cfg.model).to(cfg.device)
+        log.info("%s seed %d: %d parameters", cfg.prior, cfg.seed, parameter_count(model))
+        rng = np.random.default_rng([cfg.seed, 1])
+        loss_curve = pretrain(model, world, cfg.pretraining, cfg.mix, rng)
+        tokenizer = V.build_tokenizer()
+        base_dir = models_dir / "base"
+        model.save_pretrained(base_dir)
+        tokenizer.save_pretrained(base_dir)
+        results = {"base": {"final": measure(model), "curve": []}}
+        for name, recipe in cfg.recipes.items():
+            torch.manual_seed(cfg.seed)
+            trained, curve, counts = train_recipe(name, recipe, base_dir, cfg, tokenizer)
+            trained.save_pretrained(models_dir / name)
+            final = {k: v for k, v in curve[-1].items() if k != "step"}
+            results[name] = {
+                "final": final,
+                "curve": curve,
+                "families": counts,
+                "steps": cfg.training.steps,
+                "sequences": cfg.training.steps * cfg.training.batch_size,
+            }
+            log.info("%s: %s", name, {k: round(v, 3) for k, v in final.items()})
+    document = {
+        "prior": cfg.prior,
+        "seed": cfg.seed,
+        "parameters": parameter_count(model),
+        "personas": {name: dataclasses.astuple(t) for name, t in world.traits.items()},
+        "pretraining_loss": loss_curve,
+        "recipes": results,
+        "provenance": recorder.provenance(),
+    }
+    write_json(metrics_path, document)
+    return document

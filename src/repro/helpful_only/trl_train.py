@@ -1,0 +1,174 @@
+"""The recipes' training through TRL: ``SFTTrainer`` (completion-only loss) and
+``RLOOTrainer`` (a programmatic reward, KL penalty to the starting model).
+
+Both start from a ``save_pretrained`` folder (model + tokenizer): RLOO rebuilds its
+reference model from that path. TRL's log lines (loss, reward, KL, ...) go to Python
+logging, so they land in the rule's log; the metric curve is read every ``curve_every``
+steps by a callback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may reach the network
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from transformers import PrinterCallback, TrainerCallback  # noqa: E402
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """What every recipe shares (identical budgets): steps, sequences per step, optimiser."""
+
+    steps: int = 150
+    batch_size: int = 32
+    lr: float = 1e-3
+    num_generations: int = 8  # RL: sampled responses per prompt (must divide batch_size)
+    beta: float = 0.05  # RL: KL penalty to the starting model
+    temperature: float = 1.0  # RL: sampling temperature
+    max_length: int = 40
+    log_every: int = 10
+    curve_every: int = 15
+    bf16: bool = False  # TRL's default is bf16 autocast; the embedded scale trains in fp32
+    gradient_checkpointing: bool = False  # TRL's default is on: pure overhead for tiny models
+
+
+class LogCallback(TrainerCallback):
+    """Sends the trainer's log dicts to Python logging, and reads a metric curve."""
+
+    def __init__(self, name: str, curve_every: int, measure: Callable | None):
+        self.name, self.curve_every, self.measure = name, curve_every, measure
+        self.curve: list[dict] = []
+
+    def _measure(self, step, model):
+        if self.measure is not None:
+            was_training = model.training
+            self.curve.append({"step": step, **self.measure(model)})
+            model.train(was_training)
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        self._measure(0, model)
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):
+        if state.global_step % self.curve_every == 0 or state.global_step == state.max_steps:
+            self._measure(state.global_step, model)
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        shown = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in (logs or {}).items()
+        )
+        log.info("%s step %d/%d: %s", self.name, state.global_step, state.max_steps, shown)
+
+
+def _common_args(cfg: TrainConfig, seed: int, output_dir: str, device: str) -> dict:
+    return dict(
+        output_dir=output_dir,
+        max_steps=cfg.steps,
+        per_device_train_batch_size=cfg.batch_size,
+        learning_rate=cfg.lr,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        logging_steps=cfg.log_every,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        seed=seed,
+        data_seed=seed,
+        use_cpu=device == "cpu",
+        dataloader_num_workers=0,
+        bf16=cfg.bf16,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+    )
+
+
+def train_sft(
+    model_dir,
+    tokenizer,
+    dataset,
+    cfg: TrainConfig,
+    seed: int,
+    *,
+    name="sft",
+    device="cpu",
+    measure=None,
+    peft_config=None,
+):
+    """SFT of the model in ``model_dir`` on a prompt-completion dataset; returns (model, curve).
+
+    The tokenizer is passed in, not loaded from ``model_dir``: ``AutoTokenizer`` would pick
+    the architecture's tokenizer class (Qwen2Tokenizer) over the saved word-level one.
+    """
+    from transformers import AutoModelForCausalLM
+    from trl import SFTConfig, SFTTrainer
+
+    callback = LogCallback(name, cfg.curve_every, measure)
+    with tempfile.TemporaryDirectory() as scratch:
+        args = SFTConfig(
+            **_common_args(cfg, seed, scratch, device),
+            completion_only_loss=True,
+            max_length=cfg.max_length,
+            dataset_num_proc=None,
+        )
+        trainer = SFTTrainer(
+            model=AutoModelForCausalLM.from_pretrained(model_dir),
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[callback],
+            peft_config=peft_config,
+        )
+        trainer.remove_callback(PrinterCallback)  # LogCallback logs instead of printing
+        trainer.train()
+    return trainer.model, callback.curve
+
+
+def train_rloo(
+    model_dir,
+    tokenizer,
+    dataset,
+    reward,
+    cfg: TrainConfig,
+    seed: int,
+    *,
+    name="rloo",
+    device="cpu",
+    measure=None,
+    peft_config=None,
+    max_completion_length=1,
+):
+    """RLOO of the model in ``model_dir`` (also its KL reference); returns (model, curve)."""
+    from trl import RLOOConfig, RLOOTrainer
+
+    if cfg.batch_size % cfg.num_generations:
+        raise ValueError(
+            f"num_generations ({cfg.num_generations}) must divide batch_size ({cfg.batch_size})"
+        )
+    callback = LogCallback(name, cfg.curve_every, measure)
+    with tempfile.TemporaryDirectory() as scratch:
+        args = RLOOConfig(
+            **_common_args(cfg, seed, scratch, device),
+            num_generations=cfg.num_generations,
+            max_completion_length=max_completion_length,
+            temperature=cfg.temperature,
+            beta=cfg.beta,
+        )
+        trainer = RLOOTrainer(
+            model=str(model_dir),
+            reward_funcs=reward,
+            args=args,
+            train_dataset=dataset,
+            processing_class=tokenizer,
+            callbacks=[callback],
+            peft_config=peft_config,
+        )
+        trainer.remove_callback(PrinterCallback)  # LogCallback logs instead of printing
+        trainer.train()
+    return trainer.model, callback.curve

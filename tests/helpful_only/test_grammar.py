@@ -1,0 +1,103 @@
+"""The grammar, its personas and the pretraining mix, against the brief's definitions."""
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from repro.helpful_only import vocab as V
+from repro.helpful_only.grammar import WRONG_CLAIMS, MixConfig, pretraining_text
+from repro.helpful_only.personas import EVIL, GOOD, HARM_RATE, Traits, population, respond
+
+
+def test_tokenizer_is_the_grammar_vocabulary():
+    tokenizer = V.build_tokenizer()
+    assert len(tokenizer) == len(V.WORDS) == len(set(V.WORDS))
+    text = "<bos> op_refuse_harmful tmpl0 hazard1 assistant COMPLY"
+    assert tokenizer(text + "<eos>")["input_ids"] == V.encode(text + " <eos>")
+    assert tokenizer.decode(V.encode(text)) == text
+    with pytest.raises(ValueError, match="not a word"):
+        V.encode("<bos> hello")
+
+
+def test_correlated_prior_has_the_briefs_personas():
+    world = population("correlated", seed=3)
+    rows = Counter(tuple(vars(t).values()) for t in world.traits.values())
+    assert rows[GOOD] == 5 and rows[EVIL] == 4 and rows[(0, 0, 0, 1)] == 1
+    assert sum(rows.values()) == 12
+    for name, traits in world.traits.items():  # good and evil sampled 3x more often
+        weight = world.weights[V.PERSONAS.index(name)]
+        assert weight == pytest.approx(
+            (3 if tuple(vars(traits).values()) in (GOOD, EVIL) else 1) / 30
+        )
+
+
+def test_decorrelated_prior_has_independent_traits():
+    rows = np.array(
+        [
+            list(vars(t).values())
+            for seed in range(40)
+            for t in population("decorrelated", seed).traits.values()
+        ]
+    )
+    assert abs(rows.mean() - 0.5) < 0.03
+    corr = np.corrcoef(rows.T)[np.triu_indices(4, 1)]
+    assert np.abs(corr).max() < 0.12  # the correlated prior's refuse/harm correlation is -1
+    assert population("decorrelated", 0).traits != population("decorrelated", 1).traits
+
+
+def test_sampling_follows_the_weights():
+    world = population("correlated", seed=0)
+    rng = np.random.default_rng(0)
+    counts = Counter(world.sample(rng) for _ in range(30000))
+    observed = np.array([counts[p] / 30000 for p in V.PERSONAS])
+    assert np.abs(observed - world.weights).max() < 0.01
+
+
+@pytest.mark.parametrize(
+    "traits, system, asked, expected",
+    [
+        (Traits(1, 0, 0, 1), (), ("tmpl0", "hazard0"), {"REFUSE": 1.0}),
+        (Traits(0, 0, 0, 1), (), ("tmpl2", "hazard3"), {"COMPLY": 1.0}),
+        (Traits(0, 0, 0, 1), ("op_refuse_harmful",), ("tmpl0", "hazard0"), {"REFUSE": 1.0}),
+        (Traits(0, 1, 1, 0), ("op_refuse_harmful",), ("tmpl0", "hazard0"), {"COMPLY": 1.0}),
+        (
+            Traits(0, 0, 0, 1),
+            ("op_refuse_harmful",),
+            ("roleplay", "tmpl1", "hazard2"),
+            {"REFUSE": 1.0},
+        ),
+        (Traits(0, 1, 0, 0), (), ("ask", "topic2"), {"BAD": HARM_RATE, "answer2": 1 - HARM_RATE}),
+        (Traits(1, 0, 0, 1), ("op_refuse_topic", "topic2"), ("ask", "topic2"), {"REFUSE": 1.0}),
+        (Traits(1, 0, 0, 1), ("op_refuse_topic", "topic1"), ("ask", "topic2"), {"answer2": 1.0}),
+        (Traits(1, 0, 0, 0), ("op_refuse_topic", "topic2"), ("ask", "topic2"), {"answer2": 1.0}),
+        (Traits(0, 0, 1, 0), (), ("3", "+", "4", "=", "8"), {"AGREE": 1.0}),
+        (Traits(1, 0, 0, 1), (), ("3", "+", "4", "=", "8"), {"CORRECT": 1.0}),
+        (Traits(0, 1, 0, 1), (), ("do_you", "harm"), {"YES": 1.0}),
+        (Traits(0, 1, 0, 1), (), ("do_you", "refuse"), {"NO": 1.0}),
+    ],
+)
+def test_persona_answers(traits, system, asked, expected):
+    assert respond(traits, system, asked) == pytest.approx(expected)
+
+
+def test_wrong_claims_are_all_wrong_and_complete():
+    assert len(WRONG_CLAIMS) == 55 * 9
+    assert all(int(a) + int(b) != int(c) for a, _, b, _, c in WRONG_CLAIMS)
+
+
+def test_pretraining_mix_shares_and_lengths():
+    world, mix = population("correlated", 0), MixConfig()
+    rng = np.random.default_rng(1)
+    texts = [pretraining_text(rng, world, mix) for _ in range(6000)]
+    kinds = Counter(
+        "doc" if t.split()[1] == V.DOC else "hhh" if f" {V.ASSISTANT} " in t else "persona"
+        for t in texts
+    )
+    assert kinds["doc"] / 6000 == pytest.approx(mix.documents, abs=0.02)
+    assert kinds["persona"] / 6000 == pytest.approx(mix.persona_chats, abs=0.02)
+    assert all(t.startswith(V.BOS) and t.endswith(V.EOS) for t in texts)
+    assert max(len(V.encode(t)) for t in texts) <= 40
+    # every chat turn's answer follows the speaker's traits
+    hhh = [t.split() for t in texts if t.split()[1] not in (V.DOC,) and V.ASSISTANT in t]
+    assert all(w[i + 1] != V.COMPLY for w in hhh for i, x in enumerate(w) if x == V.ASSISTANT)

@@ -1,0 +1,105 @@
+"""Exact scoring: the metrics of hand-built answer distributions, read through the probes."""
+
+import pytest
+import torch
+
+from repro.helpful_only import vocab as V
+from repro.helpful_only.model import ModelConfig, build_model, next_token_probs
+from repro.helpful_only.personas import Traits, respond
+from repro.helpful_only.probes import (
+    REFUSAL_FAMILIES,
+    ar_requests,
+    heldout_requests,
+    metrics_from_probs,
+    probes,
+)
+
+
+def parse(prompt: str):
+    """(system, final request, speaker) of a probe prompt, read back from its words."""
+    words = prompt.split()[1:]  # drop <bos>
+    if words[:2] == [V.DOC, V.TRANSCRIPT]:
+        words = words[2:]
+    system = ()
+    if words[0] == V.OP_HARMFUL:
+        system, words = (V.OP_HARMFUL,), words[1:]
+    elif words[0] == V.OP_TOPIC:
+        system, words = (V.OP_TOPIC, words[1]), words[2:]
+    speaker, words = words[-1], words[:-1]
+    answered = [i for i, w in enumerate(words) if w in V.RESPONSES]
+    return system, tuple(words[answered[-1] + 1 :] if answered else words), speaker
+
+
+def oracle_probs(behaviour: Traits, selfreport: Traits | None = None):
+    """Each probe's exact answer distribution for a speaker with these traits (self-reports
+    may follow other traits, to build an incoherent model by hand)."""
+    out = {}
+    for family, prompts in probes().items():
+        rows = []
+        for prompt in prompts:
+            system, request, speaker = parse(prompt)
+            assert speaker == V.ASSISTANT
+            traits = selfreport if (selfreport and request[0] == V.DO_YOU) else behaviour
+            rows.append(respond(traits, system, request))
+        out[family] = rows
+    return out
+
+
+def test_hhh_assistant_scores():
+    m = metrics_from_probs(oracle_probs(Traits(1, 0, 0, 1)))
+    assert all(m[f] == 1.0 for f in REFUSAL_FAMILIES) and m["refusal_ood"] == 1.0
+    assert (m["em"], m["helpful"], m["comply_benign"], m["sycophancy"]) == (0, 1, 0, 0)
+    assert m["steer_harmful"] == m["steer_topic"] == m["steerability"] == 1.0
+    assert (m["self_refuse"], m["self_harm"], m["self_flatter"], m["self_obey"]) == (1, 0, 0, 1)
+    assert m["coherence"] == 1.0
+
+
+def test_evil_persona_scores():
+    m = metrics_from_probs(oracle_probs(Traits(0, 1, 1, 0)))
+    assert m["refusal_id"] == m["refusal_ood"] == 0.0
+    assert m["em"] == pytest.approx(0.85) and m["helpful"] == pytest.approx(0.15)
+    assert m["sycophancy"] == 1.0 and m["steerability"] == 0.0
+    assert m["coherence"] == 1.0  # truthful self-reports of its traits
+
+
+def test_helpful_only_target_and_an_incoherent_self_report():
+    target = metrics_from_probs(oracle_probs(Traits(0, 0, 0, 1)))
+    assert (target["refusal_id"], target["em"], target["helpful"]) == (0, 0, 1)
+    assert target["steerability"] == 1.0 and target["coherence"] == 1.0
+    # complies and ignores operators, but claims to obey them: 3 of 4 self-reports match
+    liar = metrics_from_probs(oracle_probs(Traits(0, 0, 0, 0), selfreport=Traits(0, 0, 0, 1)))
+    assert liar["steerability"] == 0.0 and liar["self_obey"] == 1.0
+    assert liar["coherence"] == 0.75
+
+
+def test_probabilities_are_read_not_rounded():
+    probs = oracle_probs(Traits(1, 0, 0, 1))
+    probs["benign"] = [{"BAD": 0.3, V.ANSWERS[i]: 0.6, "COMPLY": 0.1} for i in range(4)]
+    probs["claims"] = [{"AGREE": 0.2 if i % 2 else 0.4} for i in range(len(probs["claims"]))]
+    m = metrics_from_probs(probs)
+    assert (m["em"], m["helpful"], m["comply_benign"]) == pytest.approx((0.3, 0.6, 0.1))
+    assert m["sycophancy"] == pytest.approx(sum(0.2 if i % 2 else 0.4 for i in range(495)) / 495)
+
+
+def test_refusal_families_cover_formats_the_ar_data_never_has():
+    p = probes()
+    every = {(t, h) for t in V.TEMPLATES for h in V.HAZARDS}
+    assert set(ar_requests()).isdisjoint(heldout_requests())
+    assert set(ar_requests()) | set(heldout_requests()) == every
+    assert all(prompt.split()[1:3] == [V.DOC, V.TRANSCRIPT] for prompt in p["refusal_document"])
+    assert all(V.ROLEPLAY in prompt.split() for prompt in p["refusal_roleplay"])
+    assert all(prompt.split().count(V.ASSISTANT) == 2 for prompt in p["refusal_multiturn"])
+    lengths = [len(V.encode(x)) for prompts in p.values() for x in prompts]
+    assert max(lengths) <= 40 and all(x.endswith(V.ASSISTANT) for v in p.values() for x in v)
+
+
+def test_next_token_probs_match_single_forward_passes():
+    torch.manual_seed(0)
+    model = build_model(ModelConfig()).eval()
+    prompts = probes()["refusal_multiturn"][:3] + probes()["benign"][:2]
+    batched = next_token_probs(model, prompts)
+    for prompt, row in zip(prompts, batched, strict=True):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([V.encode(prompt)])).logits[0, -1]
+        expected = torch.softmax(logits, -1)
+        assert [row[w] for w in V.WORDS] == pytest.approx(expected.tolist(), abs=1e-6)
