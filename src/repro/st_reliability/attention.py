@@ -103,26 +103,31 @@ def leading_direction(set_means: torch.Tensor) -> tuple[torch.Tensor, float, tor
 
 
 @contextlib.contextmanager
-def injected(model, layer: int, direction: torch.Tensor):
-    """Add ``direction`` to the residual stream after decoder layer ``layer``."""
+def injected(model, layer: int, direction: torch.Tensor, site: str = "layer"):
+    """Add ``direction`` to the residual stream after decoder layer ``layer`` (``site =
+    "layer"``, brief §2.3.5) or to that layer's attention update, before its MLP
+    (``"attention"``)."""
+    if site not in ("layer", "attention"):
+        raise ValueError(f"site must be 'layer' or 'attention', got {site!r}")
 
     def hook(_module, _args, out):
         if isinstance(out, tuple):
             return (out[0] + direction.to(out[0]), *out[1:])
         return out + direction.to(out)
 
-    handle = model.transformer_backbone.layers[layer].register_forward_hook(hook)
+    module = model.transformer_backbone.layers[layer]
+    handle = (module.self_attn if site == "attention" else module).register_forward_hook(hook)
     try:
         yield
     finally:
         handle.remove()
 
 
-def gene_map(model, decode, batch: dict, layer: int, direction: torch.Tensor, eps: float):
+def gene_map(model, decode, batch: dict, layer: int, direction, eps: float, site: str = "layer"):
     """g = mean over cells of [decode(+ε v) − decode(−ε v)] / 2ε (brief §2.3.5)."""
     outs = []
     with torch.no_grad():
         for sign in (1.0, -1.0):
-            with injected(model, layer, sign * eps * direction):
+            with injected(model, layer, sign * eps * direction, site):
                 outs.append(decode(model(batch)))
     return ((outs[0] - outs[1]) / (2 * eps)).mean(0)

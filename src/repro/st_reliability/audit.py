@@ -55,7 +55,8 @@ def audit_model(
 ) -> dict:
     """Per layer: map statistics per head, set-mean share of the update and, per line, the
     PC1 variance fraction of the set-mean updates across that line's perturbations; with
-    ``gene_maps`` also the gene-space loading of the PC1 direction of ``layer`` per line."""
+    ``gene_maps`` also the gene-space loading of the PC1 direction of ``layer`` per line,
+    injected after the layer (the brief's map) and into its attention update (exploration)."""
     stress = program_vector(programs)
     per_layer: dict[int, dict] = {}
     lines = {}
@@ -77,13 +78,13 @@ def audit_model(
         if gene_maps:
             k = layer % len(rec["maps"])
             v = line_out[k]["direction"]
-            with loaded.attention():
-                g = attention.gene_map(
-                    loaded.model, loaded.encoder.decode, batch, k, v, eps
-                ).numpy()
-            lines[line]["gene_map"] = g
-            lines[line]["gene_map_cos_stress"] = cosine(g, stress)
-            lines[line]["enrichment"] = enrichment(g, programs, top)
+            for site, key in (("layer", "gene_map"), ("attention", "gene_map_attention")):
+                with loaded.attention():
+                    decode = loaded.encoder.decode
+                    g = attention.gene_map(loaded.model, decode, batch, k, v, eps, site).numpy()
+                lines[line][key] = g
+            lines[line]["gene_map_cos_stress"] = cosine(lines[line]["gene_map"], stress)
+            lines[line]["enrichment"] = enrichment(lines[line]["gene_map"], programs, top)
     return {"layers": _layer_summary(per_layer, lines), "lines": lines}
 
 

@@ -47,12 +47,14 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
     cosine matrix, both averaged over seeds (the map's sign is arbitrary: |cos|)."""
     stress = program_vector(programs)
     groups = [(m, c) for m in models for c in sorted(evals[0]["audit"][m]["lines"])]
-    cos_stress, cos_regression, matrices, enrichment = [], [], [], []
+    cos_stress, matrices, enrichment = [], [], []
+    explorations = {"regression_map": [], "gene_map_attention": []}
     for e in evals:
         maps = np.array([e["audit"][m]["lines"][c]["gene_map"] for m, c in groups])
-        reg = np.array([e["audit"][m]["lines"][c]["regression_map"] for m, c in groups])
         cos_stress.append([abs(cosine(g, stress)) for g in maps])
-        cos_regression.append([abs(cosine(g, stress)) for g in reg])
+        for key, values in explorations.items():
+            other = [e["audit"][m]["lines"][c][key] for m, c in groups]
+            values.append([abs(cosine(np.asarray(g), stress)) for g in other])
         unit = maps / np.linalg.norm(maps, axis=1, keepdims=True)
         matrices.append(np.abs(unit @ unit.T))
         enrichment.append([e["audit"][m]["lines"][c]["enrichment"] for m, c in groups])
@@ -67,9 +69,11 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         "groups": names,
         "abs_cos_stress": dict(zip(names, per_group.tolist(), strict=True)),
         "abs_cos_stress_per_seed": cos_stress,
-        "abs_cos_stress_regression": dict(
-            zip(names, np.mean(cos_regression, 0).tolist(), strict=True)
-        ),
+        # explorations beside the brief's map: regression on PC1 scores, attention-site injection
+        **{
+            f"abs_cos_stress_{key}": dict(zip(names, np.mean(v, 0).tolist(), strict=True))
+            for key, v in explorations.items()
+        },
         "median_abs_cos_stress": float(np.median(per_group)),
         "median_abs_cos_stress_per_seed": [float(np.median(s)) for s in cos_stress],
         "cross_group_abs_cos": matrix.tolist(),

@@ -174,6 +174,7 @@ def _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind) -> di
             scores = rec[cfg.gene_map_layer % len(layers)]["scores"].numpy()
             out["regression_map"] = regression_map(mine, scores).tolist()
             out["gene_map"] = np.asarray(rec["gene_map"]).tolist()
+            out["gene_map_attention"] = np.asarray(rec["gene_map_attention"]).tolist()
             out["gene_map_cos_stress"] = rec["gene_map_cos_stress"]
             out["enrichment"] = rec["enrichment"]
         lines[line] = out
