@@ -1,5 +1,5 @@
-"""Prepare a data set: the simulator (embedded) → cells.h5ad with the few-shot split, the
-planted programs as a gene-set table, and the generator self-check."""
+"""Prepare a data set → cells.h5ad with the few-shot split and a gene-set table: the
+simulator (embedded; with the generator self-check) or the four CRISPRi lines (full)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pandas as pd
 
 from repro.common.io import write_json
 from repro.st_reliability.data import assign_split, write_h5ad
+from repro.st_reliability.fullscale import LineSource, Preprocessing, load_line, preprocess_lines
 from repro.st_reliability.simulate import SimConfig, simulate_setting
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,42 @@ def prepare_synthetic(
         "pairs_per_split": {f"{c}|{s}": int(n) for (c, s), n in counts.items()},
         "n_cells": adata.n_obs,
         "n_genes": adata.n_vars,
+    }
+    write_json(record_out, record)
+    return record
+
+
+def prepare_full(
+    sources: dict[str, LineSource],
+    cfg: Preprocessing,
+    split: SplitConfig,
+    *,
+    seed: int,
+    families: str | None,
+    cells_out: str,
+    programs_out: str,
+    record_out: str,
+) -> dict:
+    """The four lines → one renormalised cell table with the few-shot split; C4 needs a
+    family table (perturbation → family) and is skipped without one."""
+    table = pd.read_csv(families, sep="\t") if families else None
+    fam = table.set_index("perturbation")["family"] if table is not None else None
+    lines = {name: load_line(name, src, cfg.min_cells) for name, src in sources.items()}
+    adata = preprocess_lines(lines, cfg, fam)
+    c4 = split.c4_families if fam is not None else 0
+    info = assign_split(adata, holdout_fraction=split.holdout_fraction, c4_families=c4, seed=seed)
+    write_h5ad(adata, cells_out)
+    program = adata.var["program"].astype(str)
+    rows = [(p, g, -1.0 if p == "cycling" else 1.0) for g, p in program.items() if p != "none"]
+    pd.DataFrame(rows, columns=["source", "target", "weight"]).to_csv(
+        programs_out, sep="\t", index=False
+    )
+    record = {
+        "split": info,
+        "n_cells": adata.n_obs,
+        "n_genes": adata.n_vars,
+        "lines": {n: int((adata.obs["celltype_name"] == n).sum()) for n in sources},
+        "program_genes_found": int((program != "none").sum()),
     }
     write_json(record_out, record)
     return record
