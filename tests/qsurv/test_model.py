@@ -88,6 +88,22 @@ def test_likelihood_converges_in_k_for_non_integer_shape(weibull_hazard):
     assert errors[0] > 1e-3 and errors[-1] < 1e-4, errors
 
 
+def test_likelihood_time_scale_gives_the_raw_time_likelihood(weibull_hazard):
+    """h is per unit of raw time t = s v: H(t) = s ∫_0^v h, so the NLL is
+    -mean[e log h - s e^{x0} v^k] for the Weibull-shaped h = e^{x0} k v^{k-1}."""
+    x, v, event = batch()
+    scale = 7.5
+    loss = QuadratureLikelihood(rule="gauss_legendre", nodes=3, time_scale=scale)(
+        weibull_hazard(3), x, v, event
+    )
+    xd, vd, ed = x.double(), v.double(), event.double()
+    log_h = torch.log(torch.exp(xd[:, 0]) * 3 * vd**2)
+    expected = -(ed * log_h - scale * torch.exp(xd[:, 0]) * vd**3).mean()
+    assert float(loss) == pytest.approx(float(expected), rel=1e-5)
+    unscaled = QuadratureLikelihood(rule="gauss_legendre", nodes=3)(weibull_hazard(3), x, v, event)
+    assert abs(float(unscaled) - float(expected)) > 0.1
+
+
 @pytest.mark.parametrize("rule,nodes", [("trapezoid", 2), ("midpoint", 1)])
 def test_likelihood_other_rules_exact_for_linear_hazard(polynomial_hazard, rule, nodes):
     x, v, event = batch()
@@ -139,6 +155,21 @@ def test_time_lora_equals_naive_reference():
     # and in float32 at the brief's tolerance
     net32 = net.float()
     torch.testing.assert_close(net32(x.float(), v.float()), expected.float(), rtol=1e-5, atol=1e-6)
+
+
+def test_time_lora_with_silu_time_network_equals_naive_reference():
+    """The official simulation's time MLP uses SiLU: the same factorised logit holds."""
+    torch.manual_seed(0)
+    net = make_net("time_lora", time_activation="silu").double()
+    assert any(isinstance(m, torch.nn.SiLU) for m in net.time.modules())
+    assert not any(isinstance(m, torch.nn.Tanh) for m in net.time.modules())
+    randomise(net, seed=3)
+    x, v = torch.randn(4, P, dtype=torch.float64), torch.rand(4, 5, dtype=torch.float64)
+    logit = naive_time_lora_logit(net, x, v)
+    torch.testing.assert_close(net.logit(x, v), logit, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(net(x, v), F.softplus(logit).clamp(1e-8, 30.0))
+    with pytest.raises(ValueError, match="unknown activation"):
+        make_net("film", time_activation="relu")
 
 
 def test_time_lora_interaction_has_rank_at_most_r():

@@ -1,17 +1,19 @@
 """repro.qsurv.neural (and its resume path through repro.qsurv.train) on tiny data.
 
-* Resume: a run stopped after 3 epochs and resumed to 6 from its checkpoint gives the
-  same parameters and the same validation-loss history as an uninterrupted 6-epoch run,
-  both through ``neural.fit`` and through ``train.train`` (whose checkpoint name carries a
-  fingerprint of the config, so a *changed* config starts afresh instead).
+* Resume: a 6-epoch run killed right after its epoch-3 checkpoint and resumed from it
+  gives the same parameters, validation-loss history and cosine learning rates as an
+  uninterrupted run, both through ``neural.fit`` and through ``train.train`` (whose
+  checkpoint name carries a fingerprint of the config, so a *changed* config starts afresh).
 * The same seed twice gives bit-identical predictions on CPU.
 * ``predict_survival`` matches exp(-H) in closed form for constant and linear hazards.
 """
 
 import dataclasses
 import json
+import math
 
 import numpy as np
+import pytest
 import torch
 
 from repro.common.io import read_npz
@@ -47,10 +49,28 @@ def assert_same_state(a: dict, b: dict) -> None:
         assert torch.equal(a[key], b[key]), key
 
 
-def test_resume_after_three_epochs_equals_uninterrupted(tiny_split, tmp_path):
+class Killed(Exception):
+    pass
+
+
+def kill_after_checkpoint(monkeypatch, epoch: int) -> None:
+    """Make training die right after it has written the checkpoint of ``epoch``."""
+    save = neural._save_atomic
+
+    def save_then_die(obj, path):
+        save(obj, path)
+        if obj["state"]["epoch"] == epoch:
+            raise Killed
+
+    monkeypatch.setattr(neural, "_save_atomic", save_then_die)
+
+
+def test_resume_after_three_epochs_equals_uninterrupted(tiny_split, tmp_path, monkeypatch):
     full_net, full_history = fit(SMALL, tiny_split, tmp_path / "full.pt")
-    # "killed" after epoch 3: the same checkpoint path, then the full config again
-    fit(dataclasses.replace(SMALL, epochs=3), tiny_split, tmp_path / "resumed.pt")
+    with monkeypatch.context() as patch:
+        kill_after_checkpoint(patch, 3)
+        with pytest.raises(Killed):
+            fit(SMALL, tiny_split, tmp_path / "resumed.pt")
     assert saved_state(tmp_path / "resumed.pt")["state"]["epoch"] == 3
     resumed_net, resumed_history = fit(SMALL, tiny_split, tmp_path / "resumed.pt")
     full, resumed = saved_state(tmp_path / "full.pt"), saved_state(tmp_path / "resumed.pt")
@@ -61,6 +81,10 @@ def test_resume_after_three_epochs_equals_uninterrupted(tiny_split, tmp_path):
     assert_same_state(full_net.state_dict(), resumed_net.state_dict())  # best epoch's
     assert full_history["best_val_loss"] == resumed_history["best_val_loss"]
     assert resumed_history["epochs"] == 6
+    # the schedule resumed too: cosine decay over the configured 6 epochs, epoch by epoch
+    cosine = [SMALL.lr * (1 + math.cos(math.pi * e / 6)) / 2 for e in range(6)]
+    assert resumed_history["lrs"] == pytest.approx(cosine, rel=1e-12)
+    assert full_history["lrs"] == resumed_history["lrs"]
     # training did something: the validation loss moved
     assert full["state"]["val_losses"][0] != full["state"]["val_losses"][-1]
 
@@ -103,23 +127,26 @@ def covariates(n=23, p=2, seed=0):
 
 
 def test_predict_survival_constant_hazard(polynomial_hazard):
-    """h = c(x) per unit of v, v = t / t_max: S(t) = exp(-c(x) t / t_max)."""
+    """The network sees v = t / t_max and returns h per unit of t: h = c(x) gives
+    S(t) = exp(-c(x) t), whatever t_max is."""
     x, t_max = covariates(), 4.0
     grid = np.array([0.0, 0.3, 1.0, 2.5, 4.0, 6.0])  # starts at 0 and runs past t_max
     net = polynomial_hazard([0.7])
     surv = neural.predict_survival(net, x, grid, t_max=t_max, nodes=3, device=CPU, chunk=5)
     c = 0.7 * np.exp(x[:, :1].astype(float))
-    np.testing.assert_allclose(surv, np.exp(-c * grid / t_max), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(surv, np.exp(-c * grid), atol=1e-6, rtol=0)
 
 
 def test_predict_survival_linear_and_cubic_hazard(polynomial_hazard):
-    """GL with K nodes per interval is exact for degree <= 2K-1: K = 1 for linear, 2 cubic."""
+    """GL with K nodes per interval is exact for degree <= 2K-1: K = 1 for linear, 2 cubic.
+
+    h(t) = p(t / t_max) per unit of t, so H(t) = t_max ∫_0^{t/t_max} p(u) du."""
     x, t_max = covariates(seed=1), 2.0
     grid = np.linspace(0.05, 3.0, 17)
     for coefs, nodes in (([0.2, 1.5], 1), ([0.2, 1.5, -0.4, 0.3], 2)):
         net = polynomial_hazard(coefs)
         surv = neural.predict_survival(net, x, grid, t_max=t_max, nodes=nodes, device=CPU, chunk=7)
-        expected = np.exp(-net.cumulative(x, (grid / t_max)[None, :]))
+        expected = np.exp(-t_max * net.cumulative(x, (grid / t_max)[None, :]))
         np.testing.assert_allclose(surv, expected, atol=1e-6, rtol=0)
 
 
@@ -165,23 +192,23 @@ def test_fingerprint_identifies_config_and_data(tiny_split):
 
 
 def test_train_resumes_from_its_fingerprinted_checkpoint(
-    tiny_synthetic, tiny_split, tmp_path, caplog
+    tiny_synthetic, tiny_split, tmp_path, caplog, monkeypatch
 ):
-    """Kill train.train after 3 epochs: emulated by leaving the 3-epoch checkpoint under the
-    6-epoch config's fingerprinted name (that is what an interrupted 6-epoch run leaves).
+    """Kill train.train right after its epoch-3 checkpoint, then run it again.
 
     Resuming gives the same predictions and weights as an uninterrupted run, and the
-    checkpoint is removed once the run finishes. Calling fit with epochs=3 under train.train
-    itself could not emulate this: a config with other epochs has another fingerprint, so
-    train.train would (rightly) start afresh instead of resuming.
+    checkpoint is removed once the run finishes.
     """
     seed = int(read_npz(tiny_synthetic)["seeds"][0])
     full_pred, full_models = run_train(train_cfg(6), tiny_synthetic, tmp_path / "full")
 
     resumed = tmp_path / "resumed"
     checkpoint = resumed / "ckpt" / f"seed{seed}-{train._fingerprint(neural_cfg(6), tiny_split)}.pt"
-    checkpoint.parent.mkdir(parents=True)
-    fit(neural_cfg(3), tiny_split, checkpoint, seed=seed)
+    with monkeypatch.context() as patch:
+        kill_after_checkpoint(patch, 3)
+        with pytest.raises(Killed):
+            run_train(train_cfg(6), tiny_synthetic, resumed)
+    assert saved_state(checkpoint)["state"]["epoch"] == 3
     with caplog.at_level("INFO", logger="repro.qsurv.neural"):
         pred, models = run_train(train_cfg(6), tiny_synthetic, resumed)
     assert "at epoch 3" in caplog.text  # it really resumed rather than restarting

@@ -1,7 +1,19 @@
-"""Baselines from maintained libraries, at the same width, epochs, batch and learning rate.
+"""Baselines from maintained libraries, at the same width, epochs, batch, learning rate,
+optimiser and schedule as QSurv.
 
-pycox (LogisticHazard, DeepHit, CoxTime) trains with torchtuples; CoxPH is lifelines'.
-Each returns a predictor of S(t | x) on any time grid.
+pycox (LogisticHazard, DeepHit, CoxTime) trains through torchtuples, but with the optimiser,
+cosine schedule and gradient clip of :mod:`repro.qsurv.optim` (torchtuples' own AdamW
+decays weights 1/lr times harder). CoxTime's g(x, t) is either QSurv's Time-LoRA network
+(``conditioning: time_lora``, the official code's choice) or pycox's MLP on (x, t)
+(``concat``). CoxPH is lifelines' (Newton-Raphson with an L2 penalty; no optimiser to share).
+
+Each returns a predictor of S(t | x) on any time grid, read as the model defines it:
+
+* LogisticHazard and DeepHit are discrete: S is known at pycox's cuts and is a
+  right-continuous step function between them. pycox's first cut is 0 and every duration is
+  positive, so the mass the network puts on "an event at time 0" has no data; we report the
+  model's survival given T > 0, S(t) / S(0), which starts at 1.
+* CoxTime and CoxPH use Breslow's baseline hazard: a step function at the training times.
 """
 
 from __future__ import annotations
@@ -16,15 +28,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+import torchtuples as tt
+
+from repro.qsurv import optim
+from repro.qsurv.model import TimeLoRAHazard, build_from_config
 
 log = logging.getLogger(__name__)
 
 FAMILIES = ("logistic_hazard", "deephit", "coxtime", "coxph")
+COXTIME_NETWORKS = ("time_lora", "concat")
 
 
 @dataclasses.dataclass(frozen=True)
 class BaselineConfig:
     family: str
+    conditioning: str = "time_lora"  # CoxTime only
     hidden: tuple[int, ...] = (32, 32)
     dropout: float = 0.0
     epochs: int = 100
@@ -32,10 +50,16 @@ class BaselineConfig:
     lr: float = 1e-2
     weight_decay: float = 1e-4
     patience: int = 10
+    grad_clip: float = 0.0
     bins: int = 50
     deephit_alpha: float = 0.2
     deephit_sigma: float = 0.1
     coxph_penalizer: float = 0.01
+    rank: int = 16  # Time-LoRA of CoxTime, as QSurv's
+    alpha: float = 16.0
+    time_width: int = 32
+    time_depth: int = 3
+    time_activation: str = "tanh"
 
 
 def step_survival(index: np.ndarray, surv: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -45,9 +69,43 @@ def step_survival(index: np.ndarray, surv: np.ndarray, grid: np.ndarray) -> np.n
     return padded[:, position + 1]
 
 
-def _mlp(cfg: BaselineConfig, in_features: int, out_features: int):
-    import torchtuples as tt
+class _CosineSchedule(tt.callbacks.Callback):
+    """QSurv's per-epoch cosine decay and gradient clip inside torchtuples' fit loop."""
 
+    def __init__(self, epochs: int, grad_clip: float):
+        self.epochs, self.grad_clip, self.lrs = epochs, grad_clip, []
+
+    def on_fit_start(self):
+        self.schedule = optim.cosine(self.model.optimizer.optimizer, epochs=self.epochs)
+
+    def on_epoch_start(self):
+        self.lrs.append(self.model.optimizer.param_groups[0]["lr"])
+
+    def before_step(self):
+        optim.clip_gradients(self.model.net.parameters(), self.grad_clip)
+        return False
+
+    def on_epoch_end(self):
+        self.schedule.step()
+        return False
+
+
+class CoxTimeLoRA(torch.nn.Module):
+    """g(x, t) for pycox's CoxTime: the Time-LoRA network's logit at v = t / t_max.
+
+    In the case-control loss and in Breslow's estimator only g(x_i, t) − g(x_j, t) at a
+    shared t matters, so the head bias and the time bias b(v) cancel.
+    """
+
+    def __init__(self, net: TimeLoRAHazard, t_max: float):
+        super().__init__()
+        self.net, self.t_max = net, float(t_max)
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        return self.net.logit(x, t.reshape(-1, 1) / self.t_max)
+
+
+def _mlp(cfg: BaselineConfig, in_features: int, out_features: int):
     # Tanh and PyTorch's default init, as in the QSurv backbone: only the time handling differs.
     return tt.practical.MLPVanilla(
         in_features,
@@ -60,42 +118,55 @@ def _mlp(cfg: BaselineConfig, in_features: int, out_features: int):
     )
 
 
-def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.device):
-    # torchtuples 0.2.2 uses tensor APIs that torch 2.x deprecates: noise in every log
-    warnings.filterwarnings("ignore", category=UserWarning, module="torchtuples")
-    import torchtuples as tt
-    from pycox.models import CoxTime, DeepHitSingle, LogisticHazard
+def _coxtime(cfg: BaselineConfig, in_features: int, t_train: np.ndarray):
+    from pycox.models import CoxTime
     from pycox.models.cox_time import MLPVanillaCoxTime
 
-    x_train, x_val = split["x_train"].astype(np.float32), split["x_val"].astype(np.float32)
-    targets = (split["t_train"], split["e_train"])
-    val_targets = (split["t_val"], split["e_val"])
-    optimizer = tt.optim.AdamW(
-        lr=cfg.lr, betas=(0.9, 0.999), decoupled_weight_decay=cfg.weight_decay
-    )
-    if cfg.family == "coxtime":
-        labtrans = CoxTime.label_transform()
-        y_train = labtrans.fit_transform(*targets)
+    if cfg.conditioning == "time_lora":
+        lora = build_from_config("time_lora", cfg, in_features)
+        net = CoxTimeLoRA(lora, t_max=t_train.max())
+        labtrans = CoxTime.label_transform(with_mean=False, with_std=False)  # raw t
+    elif cfg.conditioning == "concat":
         net = MLPVanillaCoxTime(
-            x_train.shape[1],
+            in_features,
             list(cfg.hidden),
             batch_norm=False,
             dropout=cfg.dropout or None,
             activation=torch.nn.Tanh,
             w_init_=None,
         )
-        model = CoxTime(net, optimizer, device=device, labtrans=labtrans)
+        labtrans = CoxTime.label_transform()  # pycox's standardised t
+    else:
+        raise ValueError(
+            f"unknown CoxTime network {cfg.conditioning!r}; choose from {COXTIME_NETWORKS}"
+        )
+    return CoxTime, net, labtrans
+
+
+def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.device):
+    # torchtuples 0.2.2 uses tensor APIs that torch 2.x deprecates: noise in every log
+    warnings.filterwarnings("ignore", category=UserWarning, module="torchtuples")
+    from pycox.models import DeepHitSingle, LogisticHazard
+
+    x_train, x_val = split["x_train"].astype(np.float32), split["x_val"].astype(np.float32)
+    targets = (split["t_train"], split["e_train"])
+    if cfg.family == "coxtime":
+        model_class, net, labtrans = _coxtime(cfg, x_train.shape[1], split["t_train"])
+        y_train = labtrans.fit_transform(*targets)
+        kwargs = dict(labtrans=labtrans)
     else:
         model_class = LogisticHazard if cfg.family == "logistic_hazard" else DeepHitSingle
         labtrans = model_class.label_transform(cfg.bins, scheme="quantiles")
         y_train = labtrans.fit_transform(*targets)  # before the model: it needs the fitted cuts
         # duplicate quantile cuts are merged, so the output size comes from the transform
         net = _mlp(cfg, x_train.shape[1], labtrans.out_features)
-        kwargs = {}
+        kwargs = dict(duration_index=labtrans.cuts)
         if cfg.family == "deephit":
-            kwargs = dict(alpha=cfg.deephit_alpha, sigma=cfg.deephit_sigma)
-        model = model_class(net, optimizer, device=device, duration_index=labtrans.cuts, **kwargs)
-    y_val = labtrans.transform(*val_targets)
+            kwargs.update(alpha=cfg.deephit_alpha, sigma=cfg.deephit_sigma)
+    optimizer = optim.adamw(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    model = model_class(net, optimizer, device=device, **kwargs)
+    y_val = labtrans.transform(split["t_val"], split["e_val"])
+    schedule = _CosineSchedule(cfg.epochs, cfg.grad_clip)
     with tempfile.TemporaryDirectory() as tmp:  # the callback's weight file, not the CWD
         stopper = tt.callbacks.EarlyStopping(
             patience=cfg.patience, file_path=str(Path(tmp) / "w.pt")
@@ -105,11 +176,10 @@ def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.
             y_train,
             cfg.batch_size,
             cfg.epochs,
-            callbacks=[stopper],
+            callbacks=[schedule, stopper],
             verbose=False,
             val_data=(x_val, y_val),
         )
-    epochs = len(log_.to_pandas())
     if cfg.family == "coxtime":
         model.compute_baseline_hazards()
 
@@ -119,13 +189,13 @@ def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.
     else:
 
         def predict(x, grid):
-            # piecewise-constant hazard inside each bin (pycox's interpolation), then linear
-            surv = model.interpolate(10).predict_surv_df(x.astype(np.float32))
-            index = np.concatenate([[0.0], surv.index.to_numpy()])
-            values = np.concatenate([np.ones((1, surv.shape[1])), surv.to_numpy()])
-            return np.stack([np.interp(grid, index, values[:, i]) for i in range(values.shape[1])])
+            surv = model.predict_surv_df(x.astype(np.float32)).to_numpy().T  # (n, cuts)
+            return step_survival(labtrans.cuts, surv / surv[:, :1], grid)
 
-    return predict, {"epochs": epochs, "state_dict": net.state_dict()}
+    info = {"epochs": len(log_.to_pandas()), "lrs": schedule.lrs, "state_dict": net.state_dict()}
+    if cfg.family != "coxtime":
+        info["cuts"] = labtrans.cuts
+    return predict, info
 
 
 def _fit_coxph(cfg: BaselineConfig, split: dict[str, np.ndarray]):
@@ -137,8 +207,10 @@ def _fit_coxph(cfg: BaselineConfig, split: dict[str, np.ndarray]):
     fitter = CoxPHFitter(penalizer=cfg.coxph_penalizer).fit(frame, "duration", "event")
 
     def predict(x, grid):
-        surv = fitter.predict_survival_function(pd.DataFrame(x, columns=columns), times=grid)
-        return surv.to_numpy().T
+        # at the baseline's own times, then as a step function (lifelines' ``times=``
+        # would interpolate linearly between them)
+        surv = fitter.predict_survival_function(pd.DataFrame(x, columns=columns))
+        return step_survival(surv.index.to_numpy(), surv.to_numpy().T, grid)
 
     return predict, {"epochs": 0, "coefficients": fitter.params_.to_numpy()}
 

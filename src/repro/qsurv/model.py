@@ -10,9 +10,13 @@ in how time enters, which is what the conditioning ablation compares:
 * ``film``: h' = (1 + γ(v)) ⊙ h + β(v).
 * ``concat``: v is appended to the input, so the backbone runs once per time point.
 
-Time enters as v = t / t_max (t_max from the training split); the networks output the
-hazard per unit of v. ``v`` has shape (B, M), or (1, M) for one time grid shared by every
-subject (prediction), in which case the time network runs once for all subjects.
+Time enters as v = t / t_max (t_max from the training split), and the networks output the
+hazard per unit of *raw* time, as in the official code (qsurv.md, section 2.1): the
+quadrature runs on [0, v] and is rescaled by t_max. Where the softplus works (and so where
+the head's initial bias -5 puts the starting hazard) depends on that unit: on the
+simulation's Gompertz data, the hazard per unit of v gave about twice the hazard error.
+``v`` has shape (B, M), or (1, M) for one time grid shared by every subject (prediction),
+in which case the time network runs once for all subjects.
 """
 
 from __future__ import annotations
@@ -24,13 +28,17 @@ from torch.nn import functional as F
 from repro.qsurv.quadrature import unit_rule
 
 CONDITIONINGS = ("time_lora", "film", "concat")
+# The official code's time MLP uses SiLU in its simulation study and Tanh on tabular data.
+ACTIVATIONS = {"tanh": nn.Tanh, "silu": nn.SiLU}
 HAZARD_MIN, HAZARD_MAX = 1e-8, 30.0
 
 
-def mlp(in_features: int, widths: list[int], dropout: float) -> nn.Sequential:
+def mlp(in_features: int, widths: list[int], dropout: float, activation: str = "tanh"):
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}; choose from {sorted(ACTIVATIONS)}")
     layers: list[nn.Module] = []
     for width in widths:
-        layers += [nn.Linear(in_features, width), nn.Tanh()]
+        layers += [nn.Linear(in_features, width), ACTIVATIONS[activation]()]
         if dropout > 0:
             layers.append(nn.Dropout(dropout))
         in_features = width
@@ -51,9 +59,9 @@ def _positive(logit: torch.Tensor) -> torch.Tensor:
 class TimeMLP(nn.Module):
     """v -> outputs; the last layer is orthogonal so gates start informative."""
 
-    def __init__(self, *, out_features: int, width: int, depth: int):
+    def __init__(self, *, out_features: int, width: int, depth: int, activation: str = "tanh"):
         super().__init__()
-        self.body = mlp(1, [width] * max(depth - 1, 1), dropout=0.0)
+        self.body = mlp(1, [width] * max(depth - 1, 1), dropout=0.0, activation=activation)
         self.out = nn.Linear(width, out_features)
         nn.init.orthogonal_(self.out.weight)
         nn.init.zeros_(self.out.bias)
@@ -73,6 +81,7 @@ class TimeLoRAHazard(nn.Module):
         alpha: float = 16.0,
         time_width: int = 32,
         time_depth: int = 3,
+        time_activation: str = "tanh",
     ):
         super().__init__()
         self.backbone = mlp(in_features, hidden, dropout)
@@ -80,7 +89,9 @@ class TimeLoRAHazard(nn.Module):
         self.down = nn.Linear(width, rank, bias=False)  # V
         self.up = nn.Linear(rank, width, bias=False)  # U, zero so h' = h at step 0
         nn.init.zeros_(self.up.weight)
-        self.time = TimeMLP(out_features=rank + 1, width=time_width, depth=time_depth)
+        self.time = TimeMLP(
+            out_features=rank + 1, width=time_width, depth=time_depth, activation=time_activation
+        )
         with torch.no_grad():
             # gates open: once the head weight w moves off 0 (step 1), U gets gradient
             self.time.out.bias[:rank] = 1.0
@@ -88,8 +99,8 @@ class TimeLoRAHazard(nn.Module):
         self.scale = alpha / rank
         self.rank = rank
 
-    def forward(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """Hazard at times v (shape (B, M)) for subjects x (shape (B, p)): (B, M)."""
+    def logit(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """wᵀh' + b0 + b(v) at times v (shape (B, M)) for subjects x (shape (B, p)): (B, M)."""
         h = self.backbone(x)
         base = self.head(h)  # a(x) = wᵀh + b0, (B, 1)
         zu = self.down(h) * (self.up.weight.T @ self.head.weight.T).squeeze(-1)  # z_j u_j
@@ -99,8 +110,10 @@ class TimeLoRAHazard(nn.Module):
             interaction = zu @ gates[0].T
         else:
             interaction = torch.einsum("bj,bmj->bm", zu, gates)
-        logit = base + self.scale * interaction + bias
-        return _positive(logit)
+        return base + self.scale * interaction + bias
+
+    def forward(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        return _positive(self.logit(x, v))
 
 
 class FiLMHazard(nn.Module):
@@ -112,11 +125,14 @@ class FiLMHazard(nn.Module):
         dropout: float = 0.0,
         time_width: int = 32,
         time_depth: int = 3,
+        time_activation: str = "tanh",
     ):
         super().__init__()
         self.backbone = mlp(in_features, hidden, dropout)
         width = hidden[-1]
-        self.time = TimeMLP(out_features=2 * width, width=time_width, depth=time_depth)
+        self.time = TimeMLP(
+            out_features=2 * width, width=time_width, depth=time_depth, activation=time_activation
+        )
         nn.init.zeros_(self.time.out.weight)  # γ = β = 0: h' = h at step 0
         self.head = _hazard_head(width)
         self.width = width
@@ -149,44 +165,51 @@ def build_hazard_net(
     alpha: float,
     time_width: int,
     time_depth: int,
+    time_activation: str = "tanh",
 ) -> nn.Module:
+    shared = dict(in_features=in_features, hidden=hidden, dropout=dropout)
+    time = dict(time_width=time_width, time_depth=time_depth, time_activation=time_activation)
     if conditioning == "time_lora":
-        return TimeLoRAHazard(
-            in_features=in_features,
-            hidden=hidden,
-            dropout=dropout,
-            rank=rank,
-            alpha=alpha,
-            time_width=time_width,
-            time_depth=time_depth,
-        )
+        return TimeLoRAHazard(**shared, rank=rank, alpha=alpha, **time)
     if conditioning == "film":
-        return FiLMHazard(
-            in_features=in_features,
-            hidden=hidden,
-            dropout=dropout,
-            time_width=time_width,
-            time_depth=time_depth,
-        )
+        return FiLMHazard(**shared, **time)
     if conditioning == "concat":
-        return ConcatHazard(in_features=in_features, hidden=hidden, dropout=dropout)
+        return ConcatHazard(**shared)
     raise ValueError(f"unknown conditioning {conditioning!r}; choose from {CONDITIONINGS}")
 
 
-class QuadratureLikelihood(nn.Module):
-    """Mean negative log-likelihood −(1/n) Σ [e log h(v) − H(v)], H by a K-point rule.
+def build_from_config(conditioning: str, cfg, in_features: int) -> nn.Module:
+    """``build_hazard_net`` from the network keys of a step's config (same names everywhere)."""
+    return build_hazard_net(
+        conditioning,
+        in_features=in_features,
+        hidden=list(cfg.hidden),
+        dropout=cfg.dropout,
+        rank=cfg.rank,
+        alpha=cfg.alpha,
+        time_width=cfg.time_width,
+        time_depth=cfg.time_depth,
+        time_activation=cfg.time_activation,
+    )
 
-    One network call per batch evaluates the K quadrature points and the event time together.
+
+class QuadratureLikelihood(nn.Module):
+    """Mean negative log-likelihood −(1/n) Σ [e log h(t) − H(t)], H by a K-point rule.
+
+    The network sees v = t / ``time_scale`` and returns h per unit of raw time, so
+    H(t) = time_scale · v · Σ_k w_k h(v u_k). One network call per batch evaluates the K
+    quadrature points and the event time together.
     """
 
-    def __init__(self, *, rule: str, nodes: int):
+    def __init__(self, *, rule: str, nodes: int, time_scale: float = 1.0):
         super().__init__()
         u, w = unit_rule(rule, nodes)
         self.register_buffer("u", torch.as_tensor(u, dtype=torch.float32))
         self.register_buffer("w", torch.as_tensor(w, dtype=torch.float32))
+        self.time_scale = float(time_scale)
 
     def forward(self, net: nn.Module, x: torch.Tensor, v: torch.Tensor, event: torch.Tensor):
         times = torch.cat([v.unsqueeze(1), v.unsqueeze(1) * self.u], dim=1)  # (B, 1 + K)
         hazard = net(x, times)
-        cumulative = v * (hazard[:, 1:] @ self.w)
+        cumulative = self.time_scale * v * (hazard[:, 1:] @ self.w)
         return -(event * hazard[:, 0].log() - cumulative).mean()

@@ -1,8 +1,11 @@
 """Training and prediction for the continuous-time hazard networks (QSurv and its ablations).
 
+AdamW with cosine learning-rate decay and optional gradient clipping (:mod:`repro.qsurv.optim`,
+the same for every arm), early stopping on the validation loss.
+
 Training resumes from its last checkpoint: the checkpoint holds the model, optimiser,
-early-stopping state and epoch, and the epoch's shuffling comes from (seed, epoch) alone,
-so a run killed after epoch k and resumed gives the same numbers as an uninterrupted run.
+schedule, early-stopping state and epoch, and the epoch's shuffling comes from (seed, epoch)
+alone, so a run killed after epoch k and resumed gives the same numbers as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from repro.qsurv.model import QuadratureLikelihood, build_hazard_net
+from repro.qsurv import optim
+from repro.qsurv.model import QuadratureLikelihood, build_from_config
 from repro.qsurv.quadrature import interval_points
 
 log = logging.getLogger(__name__)
@@ -33,25 +37,18 @@ class NeuralConfig:
     alpha: float = 16.0
     time_width: int = 32
     time_depth: int = 3
+    time_activation: str = "tanh"
     epochs: int = 100
     batch_size: int = 128
     lr: float = 1e-2
     weight_decay: float = 1e-4
     patience: int = 10
+    grad_clip: float = 0.0  # max global gradient norm; 0 = no clipping
     eval_nodes: int = 15
 
 
 def build(cfg: NeuralConfig, in_features: int) -> torch.nn.Module:
-    return build_hazard_net(
-        cfg.conditioning,
-        in_features=in_features,
-        hidden=list(cfg.hidden),
-        dropout=cfg.dropout,
-        rank=cfg.rank,
-        alpha=cfg.alpha,
-        time_width=cfg.time_width,
-        time_depth=cfg.time_depth,
-    )
+    return build_from_config(cfg.conditioning, cfg, in_features)
 
 
 def _save_atomic(obj: dict, path: Path) -> None:
@@ -77,20 +74,23 @@ def fit(
     v_train, v_val = tensors["t_train"] / t_max, tensors["t_val"] / t_max
     torch.manual_seed(seed)
     net = build(cfg, split["x_train"].shape[1]).to(device)
-    loss_fn = QuadratureLikelihood(rule=cfg.rule, nodes=cfg.nodes).to(device)
-    optimizer = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    loss_fn = QuadratureLikelihood(rule=cfg.rule, nodes=cfg.nodes, time_scale=t_max).to(device)
+    optimizer = optim.adamw(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    schedule = optim.cosine(optimizer, epochs=cfg.epochs)
     state = {
         "epoch": 0,
         "best_val": float("inf"),
         "bad_epochs": 0,
         "best_state": None,
         "val_losses": [],
+        "lrs": [],
         "train_seconds": 0.0,
     }
     if checkpoint.exists():
         saved = torch.load(checkpoint, map_location=device, weights_only=True)
         net.load_state_dict(saved["model"])
         optimizer.load_state_dict(saved["optimizer"])
+        schedule.load_state_dict(saved["schedule"])
         state = saved["state"]
         log.info("resuming seed %d from %s at epoch %d", seed, checkpoint, state["epoch"])
     n = len(v_train)
@@ -106,7 +106,10 @@ def fit(
                 net, tensors["x_train"][batch], v_train[batch], tensors["e_train"][batch]
             )
             loss.backward()
+            optim.clip_gradients(net.parameters(), cfg.grad_clip)
             optimizer.step()
+        state["lrs"].append(optimizer.param_groups[0]["lr"])
+        schedule.step()
         net.eval()
         with torch.no_grad():
             val = float(loss_fn(net, tensors["x_val"], v_val, tensors["e_val"]))
@@ -122,7 +125,12 @@ def fit(
         else:
             state["bad_epochs"] += 1
         _save_atomic(
-            {"model": net.state_dict(), "optimizer": optimizer.state_dict(), "state": state},
+            {
+                "model": net.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "schedule": schedule.state_dict(),
+                "state": state,
+            },
             checkpoint,
         )
         if state["epoch"] % 10 == 0:
@@ -133,6 +141,7 @@ def fit(
         "best_val_loss": state["best_val"],
         "train_seconds": state["train_seconds"],
         "t_max": t_max,
+        "lrs": state["lrs"],
     }
     return net, history
 
@@ -148,7 +157,11 @@ def predict_survival(
     device: torch.device,
     chunk: int = 256,
 ) -> np.ndarray:
-    """S(t | x) on ``grid`` (n, M): each grid interval integrated with its own K GL nodes."""
+    """S(t | x) on ``grid`` (n, M): each grid interval integrated with its own K GL nodes.
+
+    The network sees v = t / t_max and returns the hazard per unit of t, so each interval's
+    integral over v is rescaled by t_max.
+    """
     net.eval()
     points, weights = interval_points(np.asarray(grid) / t_max, "gauss_legendre", nodes)
     points_t = torch.as_tensor(points.reshape(-1), dtype=torch.float32, device=device)
@@ -156,6 +169,6 @@ def predict_survival(
     out = []
     for xs in torch.as_tensor(x, dtype=torch.float32, device=device).split(chunk):
         hazard = net(xs, points_t[None, :]).view(len(xs), *weights.shape)
-        cumulative = (hazard * weights_t).sum(-1).cumsum(-1)
+        cumulative = t_max * (hazard * weights_t).sum(-1).cumsum(-1)
         out.append(torch.exp(-cumulative.clamp(max=30.0)).cpu())
     return torch.cat(out).numpy().astype(np.float64)
