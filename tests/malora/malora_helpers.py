@@ -33,3 +33,113 @@ def trained_world(overlap: float, seed: int = 0, lambdas=(1e-3, 3e-3), sizes=(1,
 
 def stack(data_sets):
     return np.concatenate([d.x for d in data_sets]), np.concatenate([d.y for d in data_sets])
+
+
+def _stats(values):
+    values = [float(v) for v in values]
+    return {
+        "mean": float(np.mean(values)),
+        "sd": float(np.std(values, ddof=1)),
+        "defined": len(values),
+        "per_seed": values,
+    }
+
+
+LAMBDAS = [1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
+RULES = [
+    "task_arithmetic",
+    "ta_tuned",
+    "average",
+    "ties",
+    "dare",
+    "knots_ties",
+    "knots_dare",
+    "lorahub",
+    "malora",
+]
+
+
+def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
+    """A summary under which every MaLoRA claim holds (good) or fails (not good)."""
+    rng = np.random.default_rng(0)
+    n = len(seeds)
+
+    def noisy(value, scale=0.005):
+        return _stats(value + scale * rng.standard_normal(n))
+
+    shape = [0.80, 0.90, 0.99, 0.95, 0.85] if good else [0.80, 0.84, 0.88, 0.90, 0.92]
+    finetune = [0.6, 0.55, 0.5, 0.4, 0.3] if good else [0.3, 0.4, 0.5, 0.55, 0.6]
+    pretrain = [0.3, 0.35, 0.4, 0.5, 0.6] if good else [-0.1, 0.35, 0.4, 0.5, 0.6]
+    error = 1.01 if good else 1.5
+    blocks = []
+    for overlap in (0.0, 0.3, 0.6):
+        rows = []
+        for i, lam in enumerate(LAMBDAS):
+            row = {"lambda": lam, "delta_norm": noisy(3.0 - i * 0.5, 0.0)}
+            for svm in ("frobenius", "nuclear"):
+                row[f"cosine_{svm}"] = noisy(shape[i])
+            for m, values in (("pretrain", pretrain), ("finetune", finetune)):
+                row[f"measured_{m}"] = noisy(values[i], 0.0)
+                for svm in ("frobenius", "nuclear"):
+                    row[f"closed_{svm}_{m}"] = noisy(values[i] * error, 0.0)
+            rows.append(row)
+        m0, n0 = 2.0, 3.0
+        for row in rows:  # the orthogonal identity, exact in both cases
+            row["measured_pretrain"] = _stats(
+                [m0 / np.hypot(n0, d) for d in row["delta_norm"]["per_seed"]]
+            )
+            for svm in ("frobenius", "nuclear"):
+                row[f"closed_{svm}_pretrain"] = _stats(
+                    [v * error for v in row["measured_pretrain"]["per_seed"]]
+                )
+        if not good:
+            rows[0]["measured_pretrain"] = _stats([-0.1] * n)
+        blocks.append(
+            {
+                "overlap": overlap,
+                "lambdas": rows,
+                "base_margin": _stats([m0] * n),
+                "base_norm": _stats([n0] * n),
+            }
+        )
+    gap = 0.05 if good else -0.05
+    linear_blocks = []
+    for overlap in (0.0, 0.3, 0.6):
+        oracle = noisy(0.2, 0.0)
+        methods = {}
+        for rule in RULES:
+            value = 0.198 if rule == "malora" else 0.198 - gap
+            if not good and rule == "malora":
+                value = 0.15
+            methods[rule] = {
+                "union_margin": noisy(value, 0.0005 if rule == "malora" else 0.005),
+                "min_task_margin": noisy(1.0 if good else -0.5, 0.01),
+            }
+        linear_blocks.append(
+            {
+                "overlap": overlap,
+                "methods": methods,
+                "oracle": oracle,
+                "alphas": {r: [[1.0, 1.0, 1.0]] * n for r in RULES},
+                "calibration_evaluations": {
+                    r: 20 if r in ("ta_tuned", "lorahub") else 0 for r in RULES
+                },
+            }
+        )
+    digits_methods = {
+        r: {
+            "normalised_accuracy": noisy(0.95 if r == "malora" else 0.95 - gap),
+            "joint_accuracy": noisy(0.8 if r == "malora" else 0.8 - gap),
+        }
+        for r in RULES
+    }
+    return {
+        "sweep": {"seeds": list(seeds), "overlaps": blocks},
+        "linear": {"seeds": list(seeds), "settings": {"unequal": linear_blocks}},
+        "digits": {
+            "seeds": list(seeds),
+            "methods": digits_methods,
+            "peft_cat_max_abs_logit_gap": 1e-6 if good else 1e-2,
+            "calibration_evaluations": {r: 0 for r in RULES},
+        },
+    }

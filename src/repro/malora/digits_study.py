@@ -220,3 +220,18 @@ def _peft_gap(peft_model, ev, adapters, deltas, x) -> float:
     zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
     direct = ev.logits(merge(zero, deltas, list(alphas)), x)
     return float((via_peft - direct).abs().max())
+
+
+def main(argv=None) -> None:
+    from repro.malora.steps import digits_step, study_main
+
+    study_main(
+        digits_step,
+        "All merge rules on scikit-learn digits with peft LoRA (C4 analogue).",
+        argv,
+        per_seed=False,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,12 @@
+from _bootstrap import read_json_inputs, setup_logging
+
+from repro.malora.claims import check_claims
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+summary = read_json_inputs(sm.input.summary)[0]
+section = dict(sm.params.section)
+full = read_json_inputs(sm.input.full)
+if full:
+    summary["full"] = full[0]
+check_claims(dict(sm.params.claims), dict(sm.params.checks), section, summary, sm.output.claims)
