@@ -37,16 +37,21 @@ def _last_logprobs(model, prompts: list[str]) -> torch.Tensor:
     return torch.stack(out)
 
 
-def expected_objective(model, ref_model, prompts: list[str], targets: list[str], beta: float):
-    """Mean over prompts of the exact J(x) (a differentiable scalar)."""
+def target_rewards(targets: list[str]) -> torch.Tensor:
+    """r(x, a) over the vocabulary, one row per prompt: 1 for the target word, else 0."""
+    rewards = torch.zeros(len(targets), len(V.WORDS))
+    rewards[torch.arange(len(targets)), [V.TOKEN_ID[t] for t in targets]] = 1.0
+    return rewards
+
+
+def expected_objective(model, ref_model, prompts: list[str], rewards: torch.Tensor, beta: float):
+    """Mean over prompts of the exact J(x), with ``rewards`` r(x, a) as (prompts, vocab)."""
     logp = _last_logprobs(model, prompts)
     with torch.no_grad():
         ref = _last_logprobs(ref_model, prompts)
     p = logp.exp()
-    target_ids = torch.tensor([V.TOKEN_ID[t] for t in targets], device=logp.device)
-    reward = p.gather(1, target_ids[:, None]).squeeze(1)
     kl = (p * (logp - ref)).sum(-1)
-    return (reward - beta * kl).mean()
+    return ((p * rewards.to(p.device)).sum(-1) - beta * kl).mean()
 
 
 def train_exact(
@@ -64,7 +69,8 @@ def train_exact(
     recent = []
     for step in range(1, cfg.steps + 1):
         rows = slice((step - 1) * per_step, step * per_step)
-        objective = expected_objective(model, ref_model, prompts[rows], targets[rows], cfg.beta)
+        rewards = target_rewards(targets[rows])
+        objective = expected_objective(model, ref_model, prompts[rows], rewards, cfg.beta)
         optim.zero_grad(set_to_none=True)
         (-objective).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
