@@ -93,20 +93,34 @@ def test_save_load_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("norm", ["sym", "rw"])
-def test_normalised_products_match_explicit_scaling(norm):
-    """D^{-1/2} A D^{-1/2} X and D^{-1} A X, with an isolated node (zero degree)."""
+@pytest.mark.parametrize("shape", ["symmetric", "directed", "rectangular"])
+def test_normalised_products_match_dense_scaling(norm, shape):
+    """D_out^{-1/2} A D_in^{-1/2} X and D_out^{-1} A X against dense arithmetic, with out- and
+    in-degrees that differ (directed, rectangular) and an isolated node (zero degree)."""
     rng = np.random.default_rng(3)
-    A = _random(rng, 40, 40, 0.2, low=0, high=3)
-    keep = sp.diags(np.r_[np.ones(7), 0, np.ones(32)])  # node 7 isolated
-    A = canonical(keep @ (A + A.T) @ keep)
+    m, n = (40, 40) if shape != "rectangular" else (40, 55)
+    A = _random(rng, m, n, 0.2, low=0, high=3)
+    if shape == "symmetric":
+        A = A + A.T
+    keep_rows, keep_cols = np.ones(m), np.ones(n)
+    keep_rows[7] = keep_cols[7] = 0  # row 7 has no out-edges, column 7 no in-edges
+    A = canonical(sp.diags(keep_rows) @ A @ sp.diags(keep_cols))
     dec, _ = decompose(A, GreedyConfig())
-    degree = np.asarray(A.sum(axis=1)).ravel().astype(float)
-    np.testing.assert_array_equal(dec.row_sums(), degree)
-    inv = np.divide(1.0, degree, out=np.zeros(40), where=degree > 0)
-    assert degree[7] == 0
-    D = np.diag(np.sqrt(inv)) if norm == "sym" else np.diag(inv)
-    X = rng.standard_normal((40, 6))
-    expected = D @ A.toarray() @ (D if norm == "sym" else np.eye(40)) @ X
+    out_degree = A.toarray().sum(axis=1).astype(float)
+    in_degree = A.toarray().sum(axis=0).astype(float)
+    np.testing.assert_array_equal(dec.row_sums(), out_degree)
+    np.testing.assert_array_equal(dec.col_sums(), in_degree)
+    if shape == "directed":
+        assert not np.array_equal(out_degree, in_degree)
+
+    def inv(d, p):
+        return np.where(d > 0, 1.0 / np.where(d > 0, d, 1.0) ** p, 0.0)
+
+    X = rng.standard_normal((n, 6))
+    if norm == "sym":
+        expected = np.diag(inv(out_degree, 0.5)) @ A.toarray() @ np.diag(inv(in_degree, 0.5)) @ X
+    else:
+        expected = np.diag(inv(out_degree, 1.0)) @ A.toarray() @ X
     np.testing.assert_allclose(dec.spmm_normalized(X, norm), expected, atol=1e-12)
     Y = dec.spmm_normalized(torch.from_numpy(X), norm).numpy()
     np.testing.assert_allclose(Y, expected, atol=1e-12)

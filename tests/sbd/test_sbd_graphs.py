@@ -55,6 +55,45 @@ def test_snap_reader_relabels_and_symmetrises(tmp_path):
     np.testing.assert_array_equal(U.toarray(), [[0, 1, 1], [1, 0, 0], [1, 0, 0]])
 
 
+def _naive_snap(text: str) -> np.ndarray:
+    """Line by line: skip comments and blanks, first two ids, sorted relabelling, summed."""
+    lines = [line for line in text.splitlines() if line.strip() and line[0] not in "#%"]
+    edges = [tuple(int(x) for x in line.split()[:2]) for line in lines]
+    ids = sorted({i for e in edges for i in e})
+    label = {i: k for k, i in enumerate(ids)}
+    dense = np.zeros((len(ids), len(ids)), dtype=np.int64)
+    for a, b in edges:
+        dense[label[a], label[b]] += 1
+    return dense
+
+
+@pytest.mark.parametrize("comment", ["#", "%"])
+def test_snap_reader_matches_a_line_by_line_reference(tmp_path, comment):
+    """Random ids (gaps, repeats, self-loops), tabs and spaces, extra columns, comments."""
+    rng = np.random.default_rng(4)
+    lines = [f"{comment} generated", f"{comment} FromNodeId ToNodeId"]
+    for a, b in rng.choice([3, 7, 10**9, 42, 5, 8], size=(200, 2)):
+        sep = "\t" if rng.random() < 0.5 else "  "
+        extra = f" {rng.integers(100)}" if rng.random() < 0.3 else ""
+        lines.append(f"{a}{sep}{b}{extra}")
+    lines.insert(50, "")
+    text = "\n".join(lines) + "\n"
+    with gzip.open(tmp_path / "g.txt.gz", "wt") as handle:
+        handle.write(text)
+    (tmp_path / "g.txt").write_text(text)
+    for name in ("g.txt.gz", "g.txt"):
+        A = graphs.read_snap(tmp_path / name)
+        np.testing.assert_array_equal(A.toarray(), _naive_snap(text))
+
+
+def test_snap_reader_rejects_non_integer_ids_and_reads_empty_files(tmp_path):
+    (tmp_path / "bad.txt").write_text("# x\n1 2\nthree 4\n")
+    with pytest.raises(ValueError, match="bad.txt"):
+        graphs.read_snap(tmp_path / "bad.txt")
+    (tmp_path / "empty.txt").write_text("# only comments\n")
+    assert graphs.read_snap(tmp_path / "empty.txt").shape == (0, 0)
+
+
 def write_suitesparse(path, name, M):
     """A SuiteSparse-style NAME.tar.gz holding NAME/NAME.mtx (plus a decoy)."""
     with tarfile.open(path, "w:gz") as tar:

@@ -134,19 +134,26 @@ class Decomposition:
         return torch.sparse.mm(Us, torch.sparse.mm(Vt, X)) + torch.sparse.mm(R, X)
 
     def row_sums(self) -> np.ndarray:
-        """Row sums of A (degrees) from the factors: U_s |v| + R 1, no reconstruction."""
+        """Row sums of A (out-degrees) from the factors: U_s |v| + R 1, no reconstruction."""
         sizes = np.array([len(v) for v in self.cols], dtype=np.int64)
         return self.U @ (self.signs * sizes) + np.asarray(self.residual.sum(axis=1)).ravel()
 
+    def col_sums(self) -> np.ndarray:
+        """Column sums of A (in-degrees): V_s |u| + 1ᵀR."""
+        sizes = np.array([len(u) for u in self.rows], dtype=np.int64)
+        return self.V @ (self.signs * sizes) + np.asarray(self.residual.sum(axis=0)).ravel()
+
     def spmm_normalized(self, X, norm: str):
-        """D^{-1/2} A D^{-1/2} X (``sym``, square A) or D^{-1} A X (``rw``), D = diag of the
-        row sums, as scalings of X before and of the product after (brief §2.4); rows with
-        zero degree give zero rows."""
+        """D_out^{-1/2} A D_in^{-1/2} X (``sym``) or D_out^{-1} A X (``rw``), with D_out the
+        row sums (out-degrees) and D_in the column sums (in-degrees) of A, as scalings of X
+        before and of the product after (brief §2.4). For a symmetric A both are the degree
+        matrix D; a directed or rectangular A needs the two. Degrees ≤ 0 give zeros."""
         if norm not in ("sym", "rw"):
             raise ValueError(f"norm must be 'sym' or 'rw', got {norm!r}")
-        degree = self.row_sums().astype(np.float64)
-        inv = np.divide(1.0, degree, out=np.zeros_like(degree), where=degree > 0)
-        left, right = (np.sqrt(inv), np.sqrt(inv)) if norm == "sym" else (inv, None)
+
+        def inverse(degree, power):
+            degree = degree.astype(np.float64)
+            return np.divide(1.0, degree**power, out=np.zeros_like(degree), where=degree > 0)
 
         def scale(v, M):
             if isinstance(M, np.ndarray):
@@ -155,8 +162,10 @@ class Decomposition:
 
             return torch.as_tensor(v, dtype=M.dtype, device=M.device)[:, None] * M
 
-        Y = self.spmm(X if right is None else scale(right, X))
-        return scale(left, Y)
+        if norm == "rw":
+            return scale(inverse(self.row_sums(), 1.0), self.spmm(X))
+        Y = self.spmm(scale(inverse(self.col_sums(), 0.5), X))
+        return scale(inverse(self.row_sums(), 0.5), Y)
 
     # --- files ------------------------------------------------------------------------
     def save(self, path) -> None:

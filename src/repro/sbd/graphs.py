@@ -9,6 +9,7 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
+import pandas as pd
 import scipy.io
 import scipy.sparse as sp
 
@@ -42,13 +43,33 @@ def undirected(A: sp.spmatrix) -> sp.csr_matrix:
     return canonical(A)
 
 
-def read_snap(path: str | Path) -> sp.csr_matrix:
-    """A SNAP edge list (.txt or .txt.gz, '#' comments, two ids per line) with ids relabelled
-    to 0..n-1 in order of first sorted appearance; directed, duplicates summed."""
-    opener = gzip.open if str(path).endswith(".gz") else open
+def _comment_char(path: Path) -> str:
+    """'%' if a line near the top starts with it (KONECT style), else '#' (SNAP)."""
+    opener = gzip.open if path.name.endswith(".gz") else open
     with opener(path, "rt") as handle:
-        lines = [line for line in handle if line.strip() and not line.startswith(("#", "%"))]
-    edges = np.array([line.split()[:2] for line in lines], dtype=np.int64).reshape(-1, 2)
+        head = handle.read(1 << 16).splitlines()
+    return "%" if any(line.startswith("%") for line in head) else "#"
+
+
+def read_snap(path: str | Path) -> sp.csr_matrix:
+    """A SNAP edge list (.txt or .txt.gz, '#' or '%' comments, two ids first on each line,
+    whitespace-separated) with ids relabelled to 0..n-1 in sorted order; directed,
+    duplicates summed. Parsed by pandas' C reader into int64 arrays (no Python strings)."""
+    path = Path(path)
+    try:
+        edges = pd.read_csv(
+            path,
+            sep=r"\s+",
+            comment=_comment_char(path),
+            header=None,
+            usecols=[0, 1],
+            dtype=np.int64,
+            engine="c",
+        ).to_numpy()
+    except pd.errors.EmptyDataError:
+        edges = np.zeros((0, 2), dtype=np.int64)
+    except ValueError as error:
+        raise ValueError(f"{path}: not an edge list of integer ids ({error})") from error
     ids, flat = np.unique(edges, return_inverse=True)
     src, dst = flat.reshape(-1, 2).T
     ones = np.ones(len(src), dtype=np.int64)
