@@ -145,12 +145,24 @@ def test_rloo_gradient_is_unbiased_for_the_exact_gradient(base_dir):
         return [float(bool(c.split()) and c.split()[0] in paid) for c in completions]
 
     prompts, k, beta = ["<bos> tmpl0 hazard1 assistant", "<bos> ask topic2 assistant"], 8, 0.5
-    args = RLOOConfig(output_dir=str(base_dir / "rloo"), report_to="none", use_cpu=True,
-                      bf16=False, gradient_checkpointing=False, per_device_train_batch_size=2 * k,
-                      num_generations=k, max_completion_length=1, beta=beta)  # fmt: skip
-    trainer = RLOOTrainer(model=model, reward_funcs=reward, args=args,
-                          train_dataset=Dataset.from_dict({"prompt": prompts}),
-                          processing_class=V.build_tokenizer())  # fmt: skip
+    args = RLOOConfig(
+        output_dir=str(base_dir / "rloo"),
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        gradient_checkpointing=False,
+        per_device_train_batch_size=2 * k,
+        num_generations=k,
+        max_completion_length=1,
+        beta=beta,
+    )
+    trainer = RLOOTrainer(
+        model=model,
+        reward_funcs=reward,
+        args=args,
+        train_dataset=Dataset.from_dict({"prompt": prompts}),
+        processing_class=V.build_tokenizer(),
+    )
     params = list(trainer.model.parameters())
     sampled = [torch.zeros_like(p) for p in params]
     repeats = 120
