@@ -8,7 +8,8 @@
 * ``fit_transform_split``: fractions, stratification, disjoint covering indices, scaler
   fitted on the training part only, one-hot with the first level dropped (hand count on
   GBSG2), mean imputation with an indicator.
-* ``load_bundled`` for gbsg2 and flchain against the raw scikit-survival tables.
+* ``load_bundled`` for gbsg2 and flchain against the raw scikit-survival tables, with the
+  columns the official loaders leave out (GBSG2's progrec; FLCHAIN's chapter, ...) gone.
 """
 
 import re
@@ -162,12 +163,13 @@ def test_fit_transform_split_gbsg2(gbsg2):
         np.testing.assert_array_equal(out[f"t_{part}"], gbsg2.durations[index])
         np.testing.assert_array_equal(out[f"e_{part}"], gbsg2.events[index])
         assert out[f"x_{part}"].dtype == np.float32 and len(out[f"x_{part}"]) == len(index)
-    # 5 numeric (age, estrec, pnodes, progrec, tsize) + horTh 1 + menostat 1 + tgrade 2 = 9
-    assert out["x_train"].shape[1] == 9
-    numeric = out["x_train"][:, :5].astype(float)
+    # the official loader's 8: 4 numeric (age, estrec, pnodes, tsize; no progrec)
+    # + horTh 1 + menostat 1 + tgrade 2
+    assert out["x_train"].shape[1] == 8
+    numeric = out["x_train"][:, :4].astype(float)
     np.testing.assert_allclose(numeric.mean(0), 0.0, atol=1e-6)
     np.testing.assert_allclose(numeric.std(0), 1.0, rtol=1e-5)
-    test_means = out["x_test"][:, :5].mean(0)
+    test_means = out["x_test"][:, :4].mean(0)
     assert np.all(test_means != 0.0) and np.any(np.abs(test_means) > 1e-3)
     # the same numbers as a scaler fitted on the training rows by hand
     age = gbsg2.covariates["age"].to_numpy()
@@ -176,7 +178,7 @@ def test_fit_transform_split_gbsg2(gbsg2):
     )
     # one-hot, first level dropped: the indicator of horTh == "yes" (levels no, yes)
     horth = gbsg2.covariates["horTh"].astype(str).to_numpy()
-    onehot = out["x_train"][:, 5:]
+    onehot = out["x_train"][:, 4:]
     assert set(np.unique(onehot)) <= {0.0, 1.0}
     assert any(np.array_equal(col, (horth[train] == "yes").astype(np.float32)) for col in onehot.T)
 
@@ -219,7 +221,7 @@ def test_load_bundled_gbsg2(gbsg2):
     assert len(gbsg2.durations) == 686
     np.testing.assert_array_equal(gbsg2.durations, outcome["time"])
     np.testing.assert_array_equal(gbsg2.events, outcome["cens"].astype(float))
-    assert list(gbsg2.covariates.columns) == list(covariates.columns)
+    assert list(gbsg2.covariates.columns) == [c for c in covariates.columns if c != "progrec"]
 
 
 def test_load_bundled_flchain_drops_zero_times_and_columns():
@@ -258,3 +260,21 @@ def test_rdatasets_missing_categorical_stays_missing(tmp_path):
     path.write_text(FLCHAIN_CSV.replace('"M",1997', "NA,1997"))
     frame = load_file(path, name="flchain", file_format="rdatasets_csv")
     assert frame.covariates["sex"].isna().tolist() == [False, False, True, False]
+
+
+def test_prepare_real_data_clips_test_times_like_the_official_code(tmp_path):
+    """Test times are clipped to the largest training/validation time; the prediction grid
+    runs from 0 to that time, so it covers every test time and the "full" horizon."""
+    from repro.qsurv.prepare import PrepareConfig, prepare
+
+    cfg = PrepareConfig(dataset="gbsg2", source="bundled", seeds=(0, 1, 2, 3))
+    data = prepare(cfg, str(tmp_path / "gbsg2.npz"))
+    raw = load_bundled("gbsg2").durations
+    clipped = 0
+    for i in range(4):
+        seen = max(data["t_train"][i].max(), data["t_val"][i].max())
+        original = raw[data["index_test"][i]]
+        np.testing.assert_array_equal(data["t_test"][i], np.minimum(original, seen))
+        clipped += int((original > seen).sum())
+        assert data["metric_grid"][i][0] == 0 and data["metric_grid"][i][-1] == seen
+    assert clipped > 0  # some seed's test set does reach past its training data

@@ -17,6 +17,7 @@ from repro.common.io import read_json, read_npz, write_json, write_npz
 from repro.qsurv import simulate
 from repro.qsurv.claims import check_claims
 from repro.qsurv.evaluate import EvaluateConfig, evaluate, interval_hazard
+from repro.qsurv.ipcw import official_metrics, step_reader
 
 
 def test_interval_hazard_of_exponential_is_constant():
@@ -82,6 +83,27 @@ def test_evaluate_truth_against_itself(tiny_synthetic, tmp_path):
     # the same concordance: doubling the hazard keeps every subject's ranking
     assert result["methods"]["double"]["mean"]["ctd"] == pytest.approx(truth["ctd"])
     assert result["synthetic"] is True and len(result["curves"]["subjects"]) == 3
+    # the official simulation's hazard L1 (forward difference vs h at the left point) is
+    # not 0 even for the truth: its O(Δt) bias, here on a 12-point grid
+    forward = np.diff(data["true_cumhaz"][0], axis=1) / np.diff(grid)
+    bias = np.trapezoid(np.abs(forward - data["true_hazard"][0][:, :-1]), grid[:-1], axis=1)
+    assert truth["hazard_l1_forward"] == pytest.approx(
+        np.mean(bias / (grid[-2] - grid[0])), rel=1e-9
+    )
+    assert truth["hazard_l1_forward"] > 1e-4
+    # the official IPCW metrics beside pycox's, from the same stored curves
+    split = {k: v[0] for k, v in data.items() if k != "seeds"}
+    official = official_metrics(
+        step_reader(truth_predictions(data)["surv_metric"][0], split["metric_grid"]),
+        np.concatenate([split["t_train"], split["t_val"]]),
+        np.concatenate([split["e_train"], split["e_val"]]),
+        split["t_test"],
+        split["e_test"],
+    )
+    row = result["methods"]["truth"]["per_seed"][0]
+    assert row["cindex_ipcw"] == pytest.approx(official["cindex_ipcw"], rel=1e-12)
+    assert row["ibs_ipcw"] == pytest.approx(official["ibs_ipcw"], rel=1e-12)
+    assert 0.5 < row["cindex_ipcw"] <= 1 and row["cindex_ipcw"] != pytest.approx(row["ctd"])
     stored = read_json(tmp_path / "metrics.json")
     assert stored["methods"]["truth"]["training_provenance"] == {"device": "cpu"}
 

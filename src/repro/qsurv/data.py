@@ -38,6 +38,12 @@ RDATASETS = {
 }
 
 
+# Columns the official loaders leave out of the bundled tables: FLCHAIN's cause of death
+# (a leak) and two administrative columns; GBSG2's progesterone receptor (its loader keeps
+# 8 features: age, estrec, pnodes, tsize, horTh, menostat, tgrade).
+BUNDLED_DROPS = {"flchain": RDATASETS["flchain"]["drop"], "gbsg2": ["progrec"]}
+
+
 def _positive_times(covariates: pd.DataFrame, durations, events) -> SurvivalFrame:
     """Drop subjects who leave at time 0 (a few in FLCHAIN): the likelihood needs t > 0."""
     durations, events = np.asarray(durations, dtype=float), np.asarray(events, dtype=float)
@@ -83,8 +89,7 @@ def load_bundled(name: str) -> SurvivalFrame:
         raise ValueError(f"unknown bundled data set {name!r}; choose from {BUNDLED}")
     covariates, outcome = loaders[name]()
     event_field, time_field = outcome.dtype.names
-    if name == "flchain":  # as in the official code
-        covariates = covariates.drop(columns=RDATASETS["flchain"]["drop"])
+    covariates = covariates.drop(columns=BUNDLED_DROPS.get(name, []))  # as the official code
     return _positive_times(
         covariates.reset_index(drop=True), outcome[time_field], outcome[event_field]
     )

@@ -1,10 +1,14 @@
 """Evaluate every method on one data set from saved predictions (never from models).
 
-For each seed: Ctd, IBS and IBLL (pycox, via :mod:`repro.qsurv.metrics`); on synthetic
-data also the time-averaged L1 error of the survival and hazard curves against the
-analytic truth. The hazard of *every* model is compared as the average hazard over each
-grid interval, (H(t_{j+1}) − H(t_j)) / Δt, with H = −log S: exact for the truth, the same
-construction for every model, and with no O(Δt) bias from a one-sided difference.
+For each seed: Ctd, IBS and IBLL (pycox, via :mod:`repro.qsurv.metrics`) and, beside them,
+the official code's IPCW C-index and IBS (:mod:`repro.qsurv.ipcw`: censoring KM of the
+training and validation data, "full" horizon; S(T_i) read from the prediction grid as a
+right-continuous step). On synthetic data also the time-averaged L1 error of the survival
+and hazard curves against the analytic truth. The hazard of *every* model is compared as
+the average hazard over each grid interval, (H(t_{j+1}) − H(t_j)) / Δt, with H = −log S:
+exact for the truth, the same construction for every model, and with no O(Δt) bias from a
+one-sided difference. ``hazard_l1_forward`` is the official simulation's definition
+instead: the forward difference of −log S against the true h at the left grid point.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import numpy as np
 from repro.common.io import read_json, read_npz, write_json
 from repro.common.provenance import RunRecorder
 from repro.common.summary import mean_std
+from repro.qsurv.ipcw import official_metrics, step_reader
 from repro.qsurv.metrics import curve_l1, survival_metrics
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,13 @@ def _seed_metrics(split, surv_metric, surv_truth, n_grid) -> dict[str, float]:
     out = survival_metrics(
         surv_metric, split["metric_grid"], split["t_test"], split["e_test"], n_grid=n_grid
     )
+    out |= official_metrics(
+        step_reader(surv_metric, split["metric_grid"]),
+        np.concatenate([split["t_train"], split["t_val"]]),
+        np.concatenate([split["e_train"], split["e_val"]]),
+        split["t_test"],
+        split["e_test"],
+    )
     if "true_cumhaz" in split:
         grid = split["truth_grid"]
         true_surv = np.exp(-split["true_cumhaz"])
@@ -48,6 +60,9 @@ def _seed_metrics(split, surv_metric, surv_truth, n_grid) -> dict[str, float]:
         out["survival_l1"] = curve_l1(surv_truth, true_surv, grid)
         out["hazard_l1"] = curve_l1(
             interval_hazard(surv_truth, grid), interval_hazard(true_surv, grid), mid
+        )
+        out["hazard_l1_forward"] = curve_l1(
+            interval_hazard(surv_truth, grid), split["true_hazard"][:, :-1], grid[:-1]
         )
     return out
 

@@ -1,7 +1,10 @@
 """Prepare one data set for every seed: split, preprocess, and fix the evaluation grids.
 
 The output .npz stacks each array over seeds (leading axis), so training and evaluation
-read one file per data set. Synthetic scenarios also store the analytic truth on the grid.
+read one file per data set. Synthetic scenarios also store the analytic truth (H and h) on
+the truth grid. On real data the test times are clipped to the largest training or
+validation time, as the official code does, and every model predicts S on one grid from 0
+to the largest time of any split.
 """
 
 from __future__ import annotations
@@ -59,8 +62,13 @@ def prepare(cfg: PrepareConfig, output: str, raw_file: str | None = None) -> dic
     for seed in cfg.seeds:
         frame, scenario = (shared, None) if shared is not None else _synthetic_frame(cfg, seed)
         arrays = fit_transform_split(frame, cfg.fractions, seed)
+        t_seen = max(arrays["t_train"].max(), arrays["t_val"].max())
+        if scenario is None:
+            arrays["t_test"] = np.minimum(arrays["t_test"], t_seen)
         t_test = arrays["t_test"]
-        arrays["metric_grid"] = np.linspace(0.0, t_test.max(), cfg.prediction_grid_points)
+        arrays["metric_grid"] = np.linspace(
+            0.0, max(t_seen, t_test.max()), cfg.prediction_grid_points
+        )
         arrays["truth_grid"] = np.linspace(
             arrays["t_train"].min(), np.quantile(t_test, cfg.truth_quantile), cfg.truth_grid_points
         )
@@ -69,6 +77,7 @@ def prepare(cfg: PrepareConfig, output: str, raw_file: str | None = None) -> dic
             truth = simulate.Scenario(cfg.dataset, x_raw)
             arrays["x_test_raw"] = x_raw
             arrays["true_cumhaz"] = truth.cumulative_hazard(arrays["truth_grid"][None, :])
+            arrays["true_hazard"] = truth.hazard(arrays["truth_grid"][None, :])
         per_seed.append(arrays)
         log.info(
             "%s seed %d: %d train / %d val / %d test, %.0f%% events",
