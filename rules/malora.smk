@@ -109,3 +109,62 @@ rule malora:
     input:
         claims="results/malora/claims.json",
         figures=expand("results/malora/figures/{figure}.png", figure=MALORA_FIGURES),
+
+
+# --- full scale: the KnOTS CLIP ViT-B/32 and ViT-L/14 8-task benchmark (GPU) -------------
+# Inputs are the shared download rules' files (config/full.yaml: downloads.malora_*).
+
+
+rule malora_full_individual:
+    input:
+        files=malora_full_inputs,
+    output:
+        metrics="results/malora/full/{backbone}/individual.json",
+    log:
+        "logs/malora/full/{backbone}/individual.log",
+    benchmark:
+        "results/malora/benchmarks/full/{backbone}/individual.tsv"
+    wildcard_constraints:
+        **MALORA_WILDCARDS,
+    conda:
+        "../envs/malora.yaml"
+    threads: config["threads"]
+    resources:
+        gpu=malora_full_resource("gpu"),
+        mem_mb=malora_full_resource("mem_mb"),
+        runtime=malora_full_resource("runtime"),
+    params:
+        files=lambda wildcards: malora_full_files(wildcards.backbone),
+        settings=malora_full_settings,
+        merge_rules=lookup(dpath="papers/malora/merge_rules", within=config),
+        device=config["device"],
+    script:
+        "../scripts/malora_full.py"
+
+
+use rule malora_full_individual as malora_full_merge with:
+    input:
+        files=malora_full_inputs,
+        individual="results/malora/full/{backbone}/individual.json",
+    output:
+        metrics="results/malora/full/{backbone}/{method}.json",
+    log:
+        "logs/malora/full/{backbone}/{method}.log",
+    benchmark:
+        "results/malora/benchmarks/full/{backbone}/{method}.tsv"
+
+
+rule malora_full_summary:
+    input:
+        runs=malora_full_results(),
+    output:
+        summary="results/malora/full/summary.json",
+    log:
+        "logs/malora/full/summary.log",
+    conda:
+        "../envs/malora.yaml"
+    params:
+        backbones=malora_full_backbones(),
+        methods=malora_full_methods(),
+    script:
+        "../scripts/malora_full_summary.py"

@@ -143,3 +143,111 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
             "calibration_evaluations": {r: 0 for r in RULES},
         },
     }
+
+
+def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
+    """A tiny CLIP model directory, one peft LoRA adapter per task (KnOTS's format: r 4,
+    q/k/v/out_proj of the vision tower, adapter_model.bin) and parquet splits with PNG images
+    and Hugging Face ClassLabel metadata. Returns {model: [files], tasks: {...}} of paths."""
+    import io
+    import json
+    from pathlib import Path
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from PIL import Image
+    from tokenizers.pre_tokenizers import ByteLevel
+    from transformers import (
+        CLIPConfig,
+        CLIPImageProcessor,
+        CLIPModel,
+        CLIPTokenizer,
+        CLIPVisionModel,
+    )
+
+    root = Path(root)
+    model_dir = root / "model"
+    model_dir.mkdir(parents=True)
+    vocab = {"<|startoftext|>": 0, "<|endoftext|>": 1}
+    for ch in sorted(ByteLevel.alphabet()):
+        vocab[ch] = len(vocab)
+        vocab[ch + "</w>"] = len(vocab)
+    CLIPTokenizer(vocab=vocab, merges=[]).save_pretrained(model_dir)
+    text = dict(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        vocab_size=len(vocab),
+        max_position_embeddings=64,
+        eos_token_id=1,
+        bos_token_id=0,
+        pad_token_id=1,
+    )
+    vision = dict(
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=32,
+        patch_size=16,
+    )
+    torch.manual_seed(0)
+    model = CLIPModel(CLIPConfig(text_config=text, vision_config=vision, projection_dim=8))
+    model.save_pretrained(model_dir)
+    CLIPImageProcessor(
+        size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
+    ).save_pretrained(model_dir)
+    rng = np.random.default_rng(0)
+    tasks = {}
+    for t in range(n_tasks):
+        tower = CLIPVisionModel(model.config.vision_config)
+        tower.load_state_dict(model.vision_model.state_dict())
+        lora = LoraConfig(
+            r=4, lora_alpha=4, target_modules=["q_proj", "k_proj", "v_proj", "out_proj"]
+        )
+        peft_model = get_peft_model(tower, lora)
+        with torch.no_grad():
+            for name, p in peft_model.named_parameters():
+                if "lora_B" in name:
+                    p.normal_(std=0.2)
+        adapter_dir = root / f"adapter{t}"
+        peft_model.save_pretrained(adapter_dir, safe_serialization=False)
+        names = [f"class{t}_{c}" for c in range(classes)]
+        splits = {}
+        for split in ("validation", "test"):
+            cells, labels = [], []
+            for c in range(classes):
+                for _ in range(per_class):
+                    pixels = rng.integers(0, 255, (36, 40, 3), dtype=np.uint8)
+                    pixels[..., c % 3] = 40 * c  # a class-dependent colour channel
+                    buf = io.BytesIO()
+                    Image.fromarray(pixels).save(buf, format="PNG")
+                    cells.append({"bytes": buf.getvalue(), "path": None})
+                    labels.append(c)
+            meta = {
+                "info": {
+                    "features": {
+                        "image": {"_type": "Image"},
+                        "label": {"_type": "ClassLabel", "names": names},
+                    }
+                }
+            }
+            table = pa.table({"image": cells, "label": labels})
+            table = table.replace_schema_metadata({"huggingface": json.dumps(meta)})
+            path = root / f"task{t}_{split}.parquet"
+            pq.write_table(table, path)
+            splits[split] = str(path)
+        tasks[f"task{t}"] = {
+            "adapter": [
+                str(adapter_dir / "adapter_config.json"),
+                str(adapter_dir / "adapter_model.bin"),
+            ],
+            "calibration": [splits["validation"]],
+            "test": [splits["test"]],
+            "templates": ["a photo of a {}."],
+            "peft_model": peft_model,
+        }
+    return {"model": sorted(str(p) for p in model_dir.iterdir()), "tasks": tasks, "clip": model}

@@ -200,9 +200,13 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
     parts = []
     if spec["dataset"] == "digits":
         blocks = [("digits", summary["digits"])]
-    else:
+        seeds = summary["digits"]["seeds"]
+    elif spec["dataset"] == "linear":
         blocks = [(f"ε={o:g}", _linear_block(inputs, o)) for o in spec["overlaps"]]
-    seeds = summary[spec["dataset"]]["seeds"]
+        seeds = summary["linear"]["seeds"]
+    else:  # a full-scale backbone: calibration draws are the seeds
+        blocks = [(spec["dataset"], summary["full"][spec["dataset"]])]
+        seeds = blocks[0][1]["seeds"]
     for label, block in blocks:
         ours = _by_seed(seeds, block["methods"][spec["method"]][metric]["per_seed"])
         for baseline in spec["baselines"]:

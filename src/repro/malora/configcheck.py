@@ -9,7 +9,7 @@ import inspect
 from typing import Any
 
 from repro.common.configcheck import ConfigError
-from repro.malora.names import DIGITS_METRICS, LINEAR_METRICS, SVMS
+from repro.malora.names import DIGITS_METRICS, FULL_METRICS, LINEAR_METRICS, SVMS
 
 PAPER = "malora"
 EXPERIMENTS = ("linear", "digits")
@@ -70,10 +70,22 @@ def _claim(section, where, spec) -> None:
             raise ConfigError(f"{where}.overlaps: {value} is not in linear.overlaps {overlaps}")
     if "svm" in spec and spec["svm"] not in SVMS:
         raise ConfigError(f"{where}.svm: one of {SVMS}")
+    backbones = section.get("full_scale", {}).get("backbones", {})
+    if spec["kind"] == "paired_comparison" and spec.get("dataset") in backbones:
+        if spec.get("metric") not in FULL_METRICS:
+            raise ConfigError(f"{where}.metric: one of {FULL_METRICS} at full scale")
+        full_methods = section["full_scale"].get("methods", [])
+        for name in [spec.get("method"), *spec.get("baselines", [])]:
+            if name not in full_methods:
+                raise ConfigError(f"{where}: {name!r} is not in full_scale.methods")
+        return
     if spec["kind"] == "paired_comparison":
         exp = spec.get("dataset")
         if exp not in EXPERIMENTS or exp not in section:
-            raise ConfigError(f"{where}.dataset: one of the experiments run, {EXPERIMENTS}")
+            raise ConfigError(
+                f"{where}.dataset: one of the experiments run, {EXPERIMENTS}, "
+                f"or a full-scale backbone {sorted(backbones)}"
+            )
         if spec.get("metric") not in METRICS[exp]:
             raise ConfigError(f"{where}.metric: one of {METRICS[exp]} for {exp}")
         if exp == "linear" and not spec.get("overlaps"):
@@ -105,8 +117,25 @@ def check(config: dict[str, Any]) -> None:
                     f"{where}.kind: {spec['kind']!r} is not a MaLoRA kind; choose from {allowed}"
                 )
             _claim(section, where, spec)
-    full = section.get("full_scale", {})
-    downloads = config.get("downloads", {})
-    for name in full.get("downloads", []):
-        if name not in downloads:
-            raise ConfigError(f"{key}.full_scale.downloads: {name!r} is not under downloads")
+    _full_scale(section, key, config.get("downloads", {}), methods)
+
+
+def _full_scale(section, key, downloads, methods) -> None:
+    full = section.get("full_scale")
+    if not full:
+        return
+    for name in full.get("methods", []):
+        if name not in methods:
+            raise ConfigError(f"{key}.full_scale.methods: {name!r} is not a merge rule")
+        if name == "individual":
+            raise ConfigError(f"{key}.full_scale.methods: 'individual' is reserved")
+    for backbone, spec in full.get("backbones", {}).items():
+        where = f"{key}.full_scale.backbones.{backbone}"
+        names = list(spec.get("model_files", []))
+        for task, t in spec.get("tasks", {}).items():
+            if len(t.get("adapter", [])) != 2:
+                raise ConfigError(f"{where}.tasks.{task}.adapter: [config, weights] downloads")
+            names += t["adapter"] + t.get("calibration", []) + t.get("test", [])
+        for name in names:
+            if name not in downloads:
+                raise ConfigError(f"{where}: download {name!r} is not under downloads")

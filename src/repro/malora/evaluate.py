@@ -173,3 +173,24 @@ def main(argv=None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def summarise_full(runs: list[dict], backbones, methods) -> dict:
+    """Full-scale runs (backbone-major, method-minor order) → per backbone the same layout
+    as the digits summary: methods' stats over calibration draws, MaLoRA − rule paired."""
+    from repro.malora.names import FULL_METRICS as METRICS
+
+    out, it = {}, iter(runs)
+    for backbone in backbones:
+        docs = {m: next(it) for m in methods}
+        seeds = [r["seed"] for r in docs[methods[0]]["runs"]]
+        table = {
+            m: {k: _stats([r.get(k) for r in d["runs"]]) for k in METRICS} for m, d in docs.items()
+        }
+        out[backbone] = {
+            "seeds": seeds,
+            "tasks": docs[methods[0]]["tasks"],
+            "methods": table,
+            "paired_vs_malora": _paired(table, METRICS),
+        }
+    return out

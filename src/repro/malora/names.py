@@ -13,4 +13,8 @@ DIGITS_METRICS = (
     "joint_accuracy",  # argmax over all 10 digits, whole test split
     "pretrain_accuracy",  # digits 0–3 on their own head (retention)
 )
+FULL_METRICS = (
+    "normalised_accuracy",  # merged ÷ individual accuracy, per-task zero-shot heads
+    "mean_accuracy",  # mean per-task accuracy
+)
 SVMS = ("frobenius", "nuclear")

@@ -66,3 +66,54 @@ def study_main(step, description: str, argv=None, *, per_seed: bool = True) -> N
     logging.basicConfig(level=logging.INFO)
     section = section_from(args.config)
     step(section, args.seed[0] if per_seed else args.seed, args.out)
+
+
+def full_config(files: dict, settings: dict, merge_rules: dict, model_dir: str, device: str):
+    """The full-scale job's typed config from the rule's params (paths already resolved)."""
+    from repro.malora.fullscale import FullConfig, FullTask
+
+    tasks = []
+    for name, t in files["tasks"].items():
+        config, weights = sorted(t["adapter"], key=lambda p: not p.endswith(".json"))
+        tasks.append(
+            FullTask(
+                name=name,
+                adapter_config=config,
+                adapter_weights=weights,
+                calibration=t["calibration"][0],
+                test=tuple(t["test"]),
+                templates=tuple(t["templates"]),
+            )
+        )
+    return FullConfig(
+        model_dir=model_dir,
+        tasks=tuple(tasks),
+        methods=dict(merge_rules["methods"]),
+        scale_grid=tuple(merge_rules["scale_grid"]),
+        seeds=tuple(settings.get("seeds", (0, 1, 2))),
+        calibration_per_task=settings.get("calibration_per_task", 32),
+        test_limit=settings.get("test_limit"),
+        margin=dict(settings.get("margin", {"stat": "quantile", "q": 0.05})),
+        batch_size=settings.get("batch_size", 256),
+        device=device,
+    )
+
+
+def full_step(files, settings, merge_rules, device, out, *, method=None, individual=None):
+    """One full-scale GPU job: the normalisers (``method`` None) or one merge rule."""
+    import tempfile
+    from pathlib import Path
+
+    from repro.common.io import read_json
+    from repro.malora import fullscale
+
+    with tempfile.TemporaryDirectory() as model_dir:
+        for path in files["model"]:  # from_pretrained wants the model's files side by side
+            Path(model_dir, Path(path).name).symlink_to(Path(path).resolve())
+        cfg = full_config(files, settings, merge_rules, model_dir, device)
+        with RunRecorder(config=cfg, device="cpu") as run:
+            if method is None:
+                result = fullscale.run_individual(cfg)
+            else:
+                result = fullscale.run_method(cfg, method, read_json(individual))
+    write_json(out, {**result, "provenance": run.provenance()})

@@ -1,0 +1,123 @@
+"""Full-scale inputs of the KnOTS CLIP benchmark: the published LoRA adapters as dense ΔW,
+parquet image sets (the FusionBench / Hugging Face mirrors), and zero-shot text heads.
+
+Every loader reads local files (the download rules fetched them) and fails with the path
+when a file is missing or malformed: compute nodes may be offline.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import torch
+
+log = logging.getLogger(__name__)
+
+
+def _need(path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: missing; run the download rules first (nodes may be offline)"
+        )
+    return path
+
+
+def load_adapter(config_path, weights_path, param_names) -> dict[str, torch.Tensor]:
+    """A peft LoRA adapter (adapter_config.json + adapter_model.bin/.safetensors) as dense
+    updates (lora_alpha / r) · B A, keyed by the base model's parameter name.
+
+    Adapter keys are matched to ``param_names`` by module-path suffix, so the checkpoint's
+    wrapper prefix (``base_model.model.`` or none) does not matter. rsLoRA adapters scale by
+    lora_alpha / √r.
+    """
+    config = json.loads(_need(config_path).read_text())
+    weights_path = _need(weights_path)
+    if weights_path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        state = load_file(str(weights_path))
+    else:
+        state = torch.load(weights_path, map_location="cpu", weights_only=True)
+    r, alpha = config["r"], config["lora_alpha"]
+    scaling = alpha / (r**0.5 if config.get("use_rslora") else r)
+    deltas = {}
+    for key, a in state.items():
+        if ".lora_A." not in key:
+            continue
+        module = key.split(".lora_A.")[0].removeprefix("base_model.model.")
+        b = state[key.replace(".lora_A.", ".lora_B.")]
+        matches = [
+            p for p in param_names if p == f"{module}.weight" or p.endswith(f".{module}.weight")
+        ]
+        if len(matches) != 1:
+            raise KeyError(f"{weights_path}: {module} matches {len(matches)} base parameters")
+        deltas[matches[0]] = scaling * b.float() @ a.float()
+    if not deltas:
+        raise ValueError(f"{weights_path}: no LoRA factors (lora_A/lora_B) found")
+    return deltas
+
+
+def parquet_class_names(path) -> list[str] | None:
+    """ClassLabel names from the Hugging Face metadata of a parquet file, when present."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(_need(path)).metadata or {}
+    info = json.loads(meta.get(b"huggingface", b"{}"))
+    for feature in info.get("info", {}).get("features", {}).values():
+        if feature.get("_type") == "ClassLabel":
+            return list(feature["names"])
+    return None
+
+
+def load_parquet_images(path, *, image_column="image", label_column="label", limit=None, seed=0):
+    """Encoded images (bytes, decoded per batch: whole test sets stay small) and integer
+    labels of a parquet split; with ``limit``, a seeded subset of that many rows."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(_need(path), columns=[image_column, label_column])
+    labels = np.asarray(table.column(label_column).to_pylist(), dtype=np.int64)
+    rows = np.arange(len(labels))
+    if limit is not None and limit < len(rows):
+        rows = np.sort(np.random.default_rng(seed).permutation(len(rows))[:limit])
+    cells = table.column(image_column).to_pylist()
+    raw = [cells[i]["bytes"] if isinstance(cells[i], dict) else cells[i] for i in rows]
+    return raw, labels[rows]
+
+
+def load_shards(paths, *, limit=None, seed=0):
+    """The rows of several parquet shards of one split, then a seeded subset of ``limit``."""
+    raw, labels = [], []
+    for path in paths:
+        r, y = load_parquet_images(path)
+        raw += r
+        labels.append(y)
+    labels = np.concatenate(labels)
+    if limit is not None and limit < len(labels):
+        keep = np.sort(np.random.default_rng(seed).permutation(len(labels))[:limit])
+        return [raw[i] for i in keep], labels[keep]
+    return raw, labels
+
+
+def decode(raw: bytes):
+    from PIL import Image
+
+    return Image.open(io.BytesIO(raw)).convert("RGB")
+
+
+@torch.no_grad()
+def text_heads(model, tokenizer, class_names, templates, device) -> torch.Tensor:
+    """Zero-shot head of one task: the mean normalised text embedding of every template
+    filled with each class name (classes × projection dim), as KnOTS builds CLIP heads."""
+    rows = []
+    for name in class_names:
+        tokens = tokenizer([t.format(name) for t in templates], padding=True, return_tensors="pt")
+        emb = model.get_text_features(**{k: v.to(device) for k, v in tokens.items()})
+        emb = getattr(emb, "pooler_output", emb)
+        emb = torch.nn.functional.normalize(emb, dim=-1).mean(dim=0)
+        rows.append(torch.nn.functional.normalize(emb, dim=0))
+    return torch.stack(rows)
