@@ -9,6 +9,7 @@ and the calibration margins MaLoRA needs. Rules that tune a coefficient spend at
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -17,6 +18,7 @@ from scipy.optimize import minimize
 from repro.malora.merging import malora_alphas, merge
 
 Delta = Mapping[str, np.ndarray]
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,8 +78,10 @@ def ties_vectors(vectors: np.ndarray, *, top_k: float, trim: bool = True) -> np.
         if not 0 < top_k <= 1:
             raise ValueError(f"top_k must lie in (0, 1], got {top_k}")
         keep = max(1, int(round(top_k * vectors.shape[1])))
-        order = np.argsort(-np.abs(vectors), axis=1, kind="stable")[:, keep:]
-        np.put_along_axis(kept, order, 0.0, axis=1)
+        size = np.abs(vectors)
+        # the keep-th largest magnitude per task (partition: linear time, no full sort)
+        threshold = np.partition(size, size.shape[1] - keep, axis=1)[:, [size.shape[1] - keep]]
+        kept[size < threshold] = 0.0
     sign = np.sign(kept.sum(axis=0))
     sign[sign == 0] = np.sign(sign.sum()) or 1.0  # ties go to the majority, as in TIES
     agree = (np.sign(kept) == sign) & (kept != 0)
@@ -248,6 +252,24 @@ def failed_row(metrics, error) -> dict:
     """The metrics row of a rule that could not merge on this seed (NaN, with the reason)."""
     row = dict.fromkeys(metrics, float("nan"))
     row.update(alphas=None, calibration_evaluations=0, error=str(error))
+    return row
+
+
+def rule_row(spec: Mapping, problem: MergeProblem, scale_grid, evaluate, metrics) -> dict:
+    """One configured rule ``{rule, params, tune}`` merged and evaluated (``evaluate`` maps
+    the merged ΔW to a metrics dict). A MaLoRA rule meeting a calibration margin ≤ 0 has no
+    equalising α on this seed: its row is NaN with the reason (brief §8.8), not a crash."""
+    grid = scale_grid if spec.get("tune", False) else None
+    try:
+        merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+    except ValueError as err:
+        if not spec["rule"].startswith("malora"):
+            raise
+        log.warning("%s: %s", spec["rule"], err)
+        return failed_row(metrics, err)
+    row = evaluate(merged.delta)
+    row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
+    row["calibration_evaluations"] = merged.evaluations
     return row
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from torch.func import functional_call
 
-from repro.malora.baselines import MergeProblem, failed_row, run_rule
+from repro.malora.baselines import MergeProblem, rule_row, run_rule
 from repro.malora.digits import (
     MLP,
     DigitsDesign,
@@ -134,20 +134,13 @@ def _overlap(deltas) -> float:
 
 
 def _run_methods(cfg, ev, problem, test, individual) -> dict:
-    methods = {}
-    for name, spec in cfg.methods.items():
-        grid = cfg.scale_grid if spec.get("tune", False) else None
-        try:
-            merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
-        except ValueError as err:  # a calibration margin ≤ 0: no equalising α (brief §8.8)
-            log.warning("%s: %s", name, err)
-            methods[name] = failed_row(DIGITS_METRICS, err)
-            continue
-        row = _evaluate(ev, merged.delta, test, cfg.design.tasks, individual)
-        row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
-        row["calibration_evaluations"] = merged.evaluations
-        methods[name] = row
-    return methods
+    def evaluate(delta):
+        return _evaluate(ev, delta, test, cfg.design.tasks, individual)
+
+    return {
+        name: rule_row(spec, problem, cfg.scale_grid, evaluate, DIGITS_METRICS)
+        for name, spec in cfg.methods.items()
+    }
 
 
 def run_digits_seed(cfg: DigitsConfig, seed: int) -> dict:

@@ -14,7 +14,7 @@ import logging
 import numpy as np
 import torch
 
-from repro.malora.baselines import MergeProblem, failed_row, run_rule
+from repro.malora.baselines import MergeProblem, rule_row
 from repro.malora.fullscale_data import (
     decode,
     load_adapter,
@@ -178,26 +178,16 @@ def run_method(cfg: FullConfig, method: str, individual: dict) -> dict:
     rows = []
     for seed in cfg.seeds:
         calib, test = _data(cfg, seed)
-        problem = _problem(bench, calib, seed)
-        grid = cfg.scale_grid if spec.get("tune", False) else None
-        try:
-            merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
-        except ValueError as err:
-            log.warning("%s seed %d: %s", method, seed, err)
-            rows.append({"seed": seed, **failed_row(METRICS, err)})
-            continue
-        acc = _accuracy(bench, merged.delta, test)
-        rows.append(
-            {
-                "seed": seed,
+
+        def evaluate(delta, test=test):
+            acc = _accuracy(bench, delta, test)
+            return {
                 "task_accuracy": acc,
                 "mean_accuracy": float(np.mean(acc)),
                 "normalised_accuracy": float(np.mean(np.array(acc) / individual["individual"])),
-                "alphas": None if merged.alphas is None else merged.alphas.tolist(),
-                "calibration_evaluations": merged.evaluations,
             }
-        )
-        log.info(
-            "%s seed %d: normalised accuracy %.4f", method, seed, rows[-1]["normalised_accuracy"]
-        )
+
+        row = rule_row(spec, _problem(bench, calib, seed), cfg.scale_grid, evaluate, METRICS)
+        rows.append({"seed": seed, **row})
+        log.info("%s seed %d: normalised accuracy %.4f", method, seed, row["normalised_accuracy"])
     return {"method": method, "tasks": [t.name for t in cfg.tasks], "runs": rows}

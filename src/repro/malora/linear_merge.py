@@ -10,7 +10,7 @@ import logging
 
 import numpy as np
 
-from repro.malora.baselines import MergeProblem, failed_row, run_rule
+from repro.malora.baselines import MergeProblem, rule_row, run_rule
 from repro.malora.landscape import best_union_margin, product_grid, union_margins
 from repro.malora.linear import LinearDesign, LinearWorld, train_base, train_lora
 from repro.malora.margins import margin
@@ -90,22 +90,14 @@ def _problem(base, deltas, calib, stat, seed) -> MergeProblem:
 
 
 def _run_methods(cfg, problem, base, tests_clean, tests_noisy) -> dict:
-    out = {}
-    for name, spec in cfg.methods.items():
-        grid = cfg.scale_grid if spec.get("tune", False) else None
-        try:
-            merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
-        except ValueError as err:  # a calibration margin ≤ 0: no equalising α (brief §8.8)
-            log.warning("%s: %s", name, err)
-            out[name] = failed_row(LINEAR_METRICS, err)
-            continue
-        row = _evaluate(
-            base + merged.delta["W"], tests_clean, tests_noisy, cfg.design.classes_per_task
-        )
-        row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
-        row["calibration_evaluations"] = merged.evaluations
-        out[name] = row
-    return out
+    def evaluate(delta):
+        weight = base + delta["W"]
+        return _evaluate(weight, tests_clean, tests_noisy, cfg.design.classes_per_task)
+
+    return {
+        name: rule_row(spec, problem, cfg.scale_grid, evaluate, LINEAR_METRICS)
+        for name, spec in cfg.methods.items()
+    }
 
 
 def _ablations(cfg, world, base, deltas, overlap, tests_clean, seed) -> dict:

@@ -14,24 +14,23 @@ from repro.malora import configs
 log = logging.getLogger(__name__)
 
 
+def _seed_step(run_study, cfg, seed: int, out: str) -> None:
+    seed_everything(seed)
+    with RunRecorder(config=cfg, seed=seed) as run:
+        result = run_study(cfg, seed)
+    write_json(out, {**result, "provenance": run.provenance()})
+
+
 def sweep_step(section: dict, seed: int, out: str) -> None:
     from repro.malora.sweep import run_sweep
 
-    cfg = configs.sweep_config(section)
-    seed_everything(seed)
-    with RunRecorder(config=cfg, seed=seed) as run:
-        result = run_sweep(cfg, seed)
-    write_json(out, {**result, "provenance": run.provenance()})
+    _seed_step(run_sweep, configs.sweep_config(section), seed, out)
 
 
 def linear_step(section: dict, seed: int, out: str) -> None:
     from repro.malora.linear_merge import run_linear_merge
 
-    cfg = configs.linear_merge_config(section)
-    seed_everything(seed)
-    with RunRecorder(config=cfg, seed=seed) as run:
-        result = run_linear_merge(cfg, seed)
-    write_json(out, {**result, "provenance": run.provenance()})
+    _seed_step(run_linear_merge, configs.linear_merge_config(section), seed, out)
 
 
 def digits_step(section: dict, seeds, out: str, *, threads: int = 1) -> None:
