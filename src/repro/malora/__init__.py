@@ -11,6 +11,7 @@ from repro.malora.merging import malora_alphas, merge
 from repro.malora.svm import cosine, frobenius_svm, nuclear_svm
 from repro.malora.theory import union_margin_closed_form
 
+TITLE = "MaLoRA"  # the paper's name as it writes it (report category, ledger section)
 _LAZY = {"lora_deltas", "merge_cat"}  # peft takes ≈10 s to import: only when asked for
 
 
@@ -24,6 +25,7 @@ def __getattr__(name):
 
 __all__ = [
     "RULES",
+    "TITLE",
     "Merged",
     "MergeProblem",
     "cosine",
