@@ -1,12 +1,12 @@
-"""SBD's factorised SpMM against scipy CSR, and decomposition time against edges.
+"""SBD's factorised SpMM against scipy CSR.
 
 Graph: the embedded clique-rich planted setting (config/config.yaml ``planted_dense``:
 n = 5000, 40 blocks of side 60-200, 10% nested negative, 2% deletions, background 1e-4),
 whose compression factor is above 10. Decomposed with the embedded greedy settings, then
 A·X at d = 64 (fp32) timed with scipy CSR and with U_s(VᵀX) + RX in the same process
 (median of 50 after 5 warm-ups, one thread). Prints the speedup and speedup / CF against
-the issue's targets (≥ 6x and ≥ 0.5 x CF), then decomposition time of the min-hash greedy
-on planted graphs from 10^4 to 10^6 edges. Run: ``python benchmarks/sbd_spmm.py``.
+the issue's targets (≥ 6x and ≥ 0.5 x CF). Decomposition time and memory against edges are
+in ``benchmarks/sbd_decompose.py``. Run: ``python benchmarks/sbd_spmm.py``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # before numpy loads BLAS
 
 import argparse  # noqa: E402
-import resource  # noqa: E402
 import time  # noqa: E402
 
 import torch  # noqa: E402
@@ -31,9 +30,6 @@ DENSE = PlantedConfig(
     deletion=0.02, background=1e-4, seed=2,
 )  # fmt: skip
 EMBEDDED_GREEDY = GreedyConfig(per_round=0, round_ratio=0.5)
-SCALING_GREEDY = GreedyConfig(
-    per_round=0, round_ratio=0.5, minhash_bands=8, minhash_candidates=5000
-)
 
 
 def speedup(d: int, repeats: int) -> None:
@@ -67,36 +63,10 @@ def speedup(d: int, repeats: int) -> None:
     )
 
 
-def scaling(blocks: list[int]) -> None:
-    print("decomposition time vs edges (min-hash seeds, blocks of side 10-40, n = 15 x blocks)")
-    previous = None
-    for b in blocks:
-        A, _ = plant(PlantedConfig(m=15 * b, blocks=b, side_min=10, side_max=40,
-                                   deletion=0.05, background=1e-5, seed=0))  # fmt: skip
-        start = time.perf_counter()
-        dec, trace = decompose(A, SCALING_GREEDY)
-        seconds = time.perf_counter() - start
-        rate = (
-            f", x{seconds / previous[1]:.1f} time for x{A.nnz / previous[0]:.1f} edges"
-            if previous
-            else ""
-        )
-        print(
-            f"  edges {A.nnz:>8}: {seconds:7.2f} s, {dec.rank} factors, "
-            f"{trace[-1]['round'] + 1 if trace else 0} rounds, "
-            f"CF {dec.compression_factor(A.nnz):.2f}{rate}"
-        )
-        previous = (A.nnz, seconds)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak resident memory {peak:.0f} MB")
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=50)
-    parser.add_argument("--blocks", type=int, nargs="+", default=[16, 160, 1800])
     args = parser.parse_args()
     torch.set_num_threads(1)
     speedup(args.d, args.repeats)
-    scaling(args.blocks)

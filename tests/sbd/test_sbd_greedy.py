@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from repro.sbd.candidates import alternate
+from repro.sbd.candidates import Candidates, alternate
 from repro.sbd.greedy import GreedyConfig, decompose
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.recovery import best_match
@@ -161,3 +161,23 @@ def test_minhash_candidates_alone_find_the_planted_blocks():
     scores = best_match(truth, {"rows": dec.rows, "cols": dec.cols, "signs": dec.signs})
     assert scores.mean() >= 0.8, scores
     assert dec.compression_factor(A.nnz) > 3
+
+
+def test_shared_starts_give_both_methods_the_same_seeds():
+    """starts = (support, grow): the signed and the unsigned greedy generate the same
+    positive starts (the unsigned one has no negative ones); by default each has its own
+    kind only; unknown kinds fail."""
+    A, _ = _planted_small(seed=6)
+    R = Residual(A)
+
+    def starts(**kw):
+        keys = [key for key, _, _ in Candidates(R, GreedyConfig(minhash_bands=4, **kw))._starts(R)]
+        return [key for key in keys if key[0] == 1]
+
+    shared = starts(signed=True, starts=("support", "grow"))
+    assert shared == starts(signed=False, starts=("support", "grow"))
+    assert {key[1] for key in shared} == {"support", "grow", "group"}
+    assert {key[1] for key in starts(signed=True)} == {"support", "group"}
+    assert {key[1] for key in starts(signed=False)} == {"grow", "group"}
+    with pytest.raises(ValueError, match="minhash"):
+        decompose(A, GreedyConfig(starts=("support", "minhash")))

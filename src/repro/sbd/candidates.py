@@ -122,6 +122,8 @@ class Candidates:
         self.cfg = cfg
         self.signs = (1, -1) if cfg.signed else (1,)
         self.kinds = tuple(cfg.starts or (("support",) if cfg.signed else ("grow",)))
+        if unknown := set(self.kinds) - {"support", "grow"}:
+            raise ValueError(f"starts: unknown kinds {sorted(unknown)} (support, grow)")
         self.row_changed = np.full(R.shape[0], -1)  # the last round that changed the row
         self.col_changed = np.full(R.shape[1], -1)
         self.cache: dict[tuple, Refined] = {}
