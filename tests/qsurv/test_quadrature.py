@@ -20,6 +20,7 @@ from repro.qsurv.quadrature import (
     gauss_legendre_error_bound,
     integrate,
     interval_points,
+    log_error_slope,
     unit_rule,
 )
 
@@ -224,3 +225,17 @@ def test_error_bound_rejects_invalid_arguments():
     for args in [(1.0, 0, 1.0), (1.0, 3, -1.0)]:
         with pytest.raises(ValueError):
             gauss_legendre_error_bound(*args)
+
+
+def test_log_error_slope_of_exponential_and_algebraic_decay():
+    k = np.array([2, 3, 4, 8, 15, 30])
+    # error 10^(1 - 0.7 K): slope -0.7 exactly; below the floor the points are ignored
+    exponential = 10.0 ** (1 - 0.7 * k)
+    assert log_error_slope(k, exponential, floor=1e-12) == pytest.approx(-0.7, rel=1e-12)
+    assert log_error_slope(k[:3], exponential[:3]) == pytest.approx(-0.7, rel=1e-12)
+    # error K^-2 (the trapezoid's order) is shallow in K: the LS slope of -2 log10 K
+    algebraic = k**-2.0
+    expected = np.polyfit(k, -2 * np.log10(k), 1)[0]
+    assert log_error_slope(k, algebraic) == pytest.approx(expected, rel=1e-12)
+    assert -0.2 < expected < 0
+    assert math.isnan(log_error_slope(k, np.full(6, 1e-16)))  # all rounding

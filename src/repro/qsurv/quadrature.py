@@ -70,3 +70,15 @@ def gauss_legendre_error_bound(upper: float, nodes: int, max_abs_derivative: flo
         - 3 * math.lgamma(2 * k + 1)
     )
     return math.exp(log_c) * max_abs_derivative
+
+
+def log_error_slope(nodes, errors, floor: float = 1e-12) -> float:
+    """Least-squares slope of log10(error) against K, over the K whose error is above
+    ``floor`` (below it the error is rounding, not truncation). Steeper (more negative)
+    means higher order: the trapezoid rule's O(K^-2) flattens, analytic GL falls linearly.
+    NaN with fewer than two such points."""
+    nodes, errors = np.asarray(nodes, dtype=float), np.asarray(errors, dtype=float)
+    keep = errors > floor
+    if keep.sum() < 2:
+        return float("nan")
+    return float(np.polyfit(nodes[keep], np.log10(errors[keep]), 1)[0])
