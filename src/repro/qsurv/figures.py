@@ -10,10 +10,13 @@ from repro.common.plotting import apply_style, save_figure
 
 RULE_LABELS = {"gauss_legendre": "Gauss-Legendre", "trapezoid": "trapezoid", "midpoint": "midpoint"}
 METRIC_LABELS = {
-    "ctd": "Ctd ↑",
-    "ibs": "IBS ↓",
+    "ctd": "Ctd (Antolini) ↑",
+    "ibs": "IBS (test KM) ↓",
     "ibll": "IBLL ↓",
+    "cindex_ipcw": "C-index (official IPCW) ↑",
+    "ibs_ipcw": "IBS (official IPCW) ↓",
     "hazard_l1": "hazard L1 ↓",
+    "hazard_l1_forward": "hazard L1 (official def.) ↓",
     "survival_l1": "survival L1 ↓",
 }
 
@@ -71,7 +74,12 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
 
 def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
     plotting.metrics_table(
-        all_metrics, metric_names, png, pdf, labels=METRIC_LABELS, higher_is_better={"ctd"}
+        all_metrics,
+        metric_names,
+        png,
+        pdf,
+        labels=METRIC_LABELS,
+        higher_is_better={"ctd", "cindex_ipcw"},
     )
 
 
