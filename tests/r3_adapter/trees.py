@@ -106,7 +106,8 @@ class EncoderBlock(nn.Module):
 
 
 class TinyDUSt3R(nn.Module):
-    """forward(view1, view2) -> (res1, res2) with ``pts3d`` / ``pts3d_in_other_view``, ``conf``."""
+    """forward(view1, view2) -> (res1, res2): ``pts3d`` / ``pts3d_in_other_view`` (B, h, w, 3)
+    and ``conf``; one pixel per patch."""
 
     def __init__(self, grid=(3, 4), dim=16, heads=2, depth=2):
         super().__init__()
@@ -136,10 +137,8 @@ class TinyDUSt3R(nn.Module):
         f1, f2 = self.decoder_embed(f1), self.decoder_embed(f2)
         for blk1, blk2 in zip(self.dec_blocks, self.dec_blocks2, strict=True):
             f1, f2 = blk1(f1, f2, p1, p2)[0], blk2(f2, f1, p2, p1)[0]
-        out1, out2 = (
-            self.downstream_head1(self.dec_norm(f1)),
-            self.downstream_head2(self.dec_norm(f2)),
-        )
+        out1 = self.downstream_head1(self.dec_norm(f1)).unflatten(1, self.grid)  # (B, h, w, 4)
+        out2 = self.downstream_head2(self.dec_norm(f2)).unflatten(1, self.grid)
         res1 = {"pts3d": out1[..., :3], "conf": 1 + out1[..., 3].exp()}
         res2 = {"pts3d_in_other_view": out2[..., :3], "conf": 1 + out2[..., 3].exp()}
         return res1, res2
@@ -216,7 +215,7 @@ class Aggregator(nn.Module):
 
 
 class TinyVGGT(nn.Module):
-    """forward(images (B, S, 3, h, w)) -> {"world_points": (B, S, h·w, 3), ...}."""
+    """forward(images (B, S, 3, h, w)) -> {"world_points": (B, S, h, w, 3), ...}."""
 
     def __init__(self, grid=(3, 4), dim=16, heads=2, depth=2):
         super().__init__()
@@ -225,5 +224,5 @@ class TinyVGGT(nn.Module):
 
     def forward(self, images):
         tokens = self.aggregator(images)[:, :, self.aggregator.patch_start_idx :]
-        out = self.point_head(tokens)
+        out = self.point_head(tokens).unflatten(2, self.aggregator.grid)  # (B, S, h, w, 4)
         return {"world_points": out[..., :3], "world_points_conf": 1 + out[..., 3].exp()}

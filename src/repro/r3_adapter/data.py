@@ -12,8 +12,9 @@ import dataclasses
 import numpy as np
 import torch
 
+from repro.r3_adapter.names import domain_name
 from repro.r3_adapter.scenes import SceneConfig, Scenes, make_scenes
-from repro.r3_adapter.shift import LowLight, domain_name, observe
+from repro.r3_adapter.shift import LowLight, observe
 
 
 @dataclasses.dataclass

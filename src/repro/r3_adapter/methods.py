@@ -35,6 +35,9 @@ class Targets:
     mlp: str = r"dec_blocks2?\.\d+\.mlp$"
 
 
+DUST3R_TARGETS = Targets()
+
+
 @dataclasses.dataclass
 class Adapted:
     """The model (adapted in place) and the hooked adapters that belong to it."""
@@ -69,6 +72,16 @@ class Adapted:
             hooks.remove()
 
 
+def backbone_change(model: nn.Module, backbone: dict[str, torch.Tensor]) -> float:
+    """Largest change of a weight that is not trained (peft's base_layer names mapped back)."""
+    change = 0.0
+    for name, param in model.named_parameters():
+        if not param.requires_grad:
+            original = backbone[name.replace(".base_layer", "")]
+            change = max(change, (param.detach() - original).abs().max().item())
+    return change
+
+
 def _peft(model: nn.Module, options: dict[str, Any], targets: Targets, dora: bool) -> None:
     from peft import LoraConfig, inject_adapter_in_model  # importing peft costs seconds
 
@@ -90,7 +103,7 @@ def build_method(
     spec: dict[str, Any],
     *,
     site: CrossAttentionSite | GlobalAttentionSite,
-    targets: Targets = Targets(),
+    targets: Targets = DUST3R_TARGETS,
 ) -> Adapted:
     """Freeze ``model``, attach the spec's adapters, mark what trains; returns the handle.
 

@@ -42,9 +42,9 @@ def depth_absrel(points: torch.Tensor, data: Observed) -> float:
     seen = s.covisible
     depth = (points @ s.rotation.transpose(1, 2) + s.translation[:, None])[..., 2]
     truth = torch.where(seen, s.depth2, 1.0)
-    scale = torch.stack(
+    scale = torch.stack(  # torch.median picks the lower middle value: quantile averages
         [
-            truth[b][seen[b]].median() / depth[b][seen[b]].median().clamp_min(1e-6)
+            truth[b][seen[b]].quantile(0.5) / depth[b][seen[b]].quantile(0.5).clamp_min(1e-6)
             for b in range(len(truth))
         ]
     )

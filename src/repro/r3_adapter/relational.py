@@ -171,3 +171,19 @@ class RelationalAdapter(nn.Module):
         self.last_weights, self.last_positions = weights.detach(), positions.detach()
         delta = self.out((weights[..., None] * self.to_v(values)).sum(dim=2))
         return delta * self.gate if self.gate is not None else delta
+
+
+def splat(weights: torch.Tensor, positions: torch.Tensor, grid: tuple[int, int]) -> torch.Tensor:
+    """Spread candidate weights (B, Q, M) at (B, Q, M, 2) positions onto the h×w key grid,
+    bilinearly (positions clamped to the grid, as sampling does): (B, Q, h·w)."""
+    h, w = grid
+    x = positions[..., 0].clamp(0, w - 1)
+    y = positions[..., 1].clamp(0, h - 1)
+    x0, y0 = x.floor(), y.floor()
+    out = weights.new_zeros(*weights.shape[:2], h * w)
+    for dx in (0, 1):
+        for dy in (0, 1):
+            cx, cy = (x0 + dx).clamp(max=w - 1), (y0 + dy).clamp(max=h - 1)
+            share = (1 - (x - x0 - dx).abs()) * (1 - (y - y0 - dy).abs())
+            out.scatter_add_(2, (cy * w + cx).long(), weights * share.clamp(min=0))
+    return out

@@ -13,8 +13,6 @@ import dataclasses
 import numpy as np
 import torch
 
-CLEAN = "clean"
-
 
 @dataclasses.dataclass(frozen=True)
 class LowLight:
@@ -39,10 +37,6 @@ class LowLight:
         rng = np.random.default_rng(self.cast_seed)
         noise = rng.normal(size=(channels, channels)).astype(np.float32)
         return torch.eye(channels) + self.cast_strength * torch.from_numpy(noise)
-
-
-def domain_name(severity: int) -> str:
-    return CLEAN if severity == 0 else f"severity{severity}"
 
 
 def observe(

@@ -113,6 +113,7 @@ class RelationalHooks(nn.Module):
     def __init__(self, model: nn.Module, pattern: str, site, cfg: RelationalConfig):
         super().__init__()
         self.adapters = nn.ModuleDict()
+        self.grid = site.grid
         self._handles, self._probabilities = [], {}
         device = next(model.parameters()).device
         for name, module in matching_modules(model, pattern):

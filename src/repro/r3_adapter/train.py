@@ -1,4 +1,4 @@
-"""Pretraining on clean scenes, and few-shot adaptation with a learning-rate search.
+"""Few-shot adaptation with a learning-rate search.
 
 Every method gets the same few-shot set, steps, batch, optimiser and learning-rate grid;
 the rate is chosen by correspondence accuracy on a shifted validation set that is disjoint
@@ -11,26 +11,20 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import torch
 
-from repro.r3_adapter.data import Observed, observed
+from repro.common.device import select_device
+from repro.common.io import read_npz, write_json
+from repro.common.provenance import RunRecorder
+from repro.common.seeding import seed_everything, set_threads
+from repro.r3_adapter.data import Observed, split_from_arrays
 from repro.r3_adapter.losses import task_loss
-from repro.r3_adapter.methods import Adapted
+from repro.r3_adapter.methods import Adapted, backbone_change, build_method
 from repro.r3_adapter.metrics import correspondence_accuracy
 from repro.r3_adapter.model import ModelConfig, TwoViewTransformer
-from repro.r3_adapter.scenes import SceneConfig, make_scenes
-from repro.r3_adapter.shift import LowLight
+from repro.r3_adapter.sites import CrossAttentionSite
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass(frozen=True)
-class PretrainConfig:
-    steps: int = 800
-    batch_size: int = 32
-    lr: float = 3e-3  # peak of the one-cycle schedule
-    weight_decay: float = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,34 +35,6 @@ class AdaptConfig:
 
     def __post_init__(self):
         object.__setattr__(self, "lrs", tuple(float(lr) for lr in self.lrs))
-
-
-def pretrain(
-    model_cfg: ModelConfig,
-    scene: SceneConfig,
-    shift: LowLight,
-    cfg: PretrainConfig,
-    seed: int,
-    device: torch.device,
-) -> tuple[TwoViewTransformer, list[float]]:
-    """Train on a stream of fresh clean scenes; returns the model and the loss per step."""
-    torch.manual_seed(seed)
-    rng = np.random.default_rng([seed, 1])
-    model = TwoViewTransformer(model_cfg).to(device)
-    opt = torch.optim.AdamW(model.parameters(), cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.OneCycleLR(opt, cfg.lr, total_steps=cfg.steps)
-    losses = []
-    for step in range(cfg.steps):
-        batch = observed(make_scenes(scene, cfg.batch_size, rng), 0, shift, rng).to(device)
-        loss = task_loss(model(*batch.inputs()), batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if step % 100 == 0 or step == cfg.steps - 1:
-            log.info("pretrain step %d/%d loss %.4f", step + 1, cfg.steps, losses[-1])
-    return model.eval(), losses
 
 
 def adapt(adapted: Adapted, data: Observed, cfg: AdaptConfig, lr: float, seed: int) -> list[float]:
@@ -126,3 +92,72 @@ def search_lr(
             break  # nothing trains: every rate gives the same model
     record["lr"], record["n_trainable"] = best[1], best[2].n_trainable()
     return best[2], record
+
+
+def job_setup(backbone_path: str, device: str, threads: int) -> tuple[torch.device, dict]:
+    """One job's threads and device, and the pretrained backbone's weights."""
+    set_threads(threads)
+    dev = select_device(device)
+    return dev, torch.load(backbone_path, map_location=dev, weights_only=True)
+
+
+def fresh_adapted(
+    model_cfg: ModelConfig, backbone_state: dict, spec: dict, grid, device
+) -> Adapted:
+    """The pretrained backbone with the method's adapters attached (identity at step 0)."""
+    model = TwoViewTransformer(model_cfg).to(device)
+    model.load_state_dict(backbone_state)
+    return build_method(model.eval(), spec, site=CrossAttentionSite(grid))
+
+
+def train_method(
+    name: str,
+    spec: dict,
+    model_cfg: ModelConfig,
+    adapt_cfg: AdaptConfig,
+    seeds: Sequence[int],
+    data_paths: Sequence[str],
+    backbone_path: str,
+    states_path: str,
+    record_path: str,
+    *,
+    grid: tuple[int, int],
+    device: str = "auto",
+    threads: int = 1,
+) -> None:
+    """Search the rate on the first seed's validation set, then adapt every seed at it."""
+    dev, backbone = job_setup(backbone_path, device, threads)
+    states, runs, gap = {}, [], None
+    config = {"method": name, "spec": spec, "adapt": adapt_cfg, "seeds": list(seeds)}
+    with RunRecorder(config=config, device=dev) as rec:
+        lrs = None
+        for seed, path in zip(seeds, data_paths, strict=True):
+            seed_everything(seed)
+            arrays = read_npz(path)
+            fewshot = split_from_arrays(arrays, "fewshot").to(dev)
+            validation = split_from_arrays(arrays, "validation").to(dev)
+
+            def build():
+                return fresh_adapted(model_cfg, backbone, spec, grid, dev)
+
+            if gap is None:
+                gap = identity_gap(build(), model_cfg, backbone, validation)
+            adapted, record = search_lr(build, fewshot, validation, adapt_cfg, seed, lrs)
+            record["backbone_change"] = backbone_change(adapted.model, backbone)
+            lrs = [record["lr"]]  # chosen once, on the first seed
+            log.info("%s seed %d: lr %.0e, %d trainable", name, seed, lrs[0], adapted.n_trainable())
+            states[seed] = adapted.trainable_state()
+            runs.append({"seed": seed, **record})
+    torch.save(states, states_path)
+    summary = {"method": name, "spec": spec, "identity_gap": gap, "runs": runs}
+    write_json(record_path, summary | rec.provenance())
+
+
+@torch.no_grad()
+def identity_gap(adapted: Adapted, model_cfg: ModelConfig, backbone: dict, data: Observed):
+    """Largest |output change| of the freshly attached method against the frozen model."""
+    frozen = TwoViewTransformer(model_cfg).to(data.obs1.device)
+    frozen.load_state_dict(backbone)
+    want, got = frozen.eval()(*data.inputs()), adapted.model(*data.inputs())
+    adapted.remove()
+    return max((want[k] - got[k]).abs().max().item() for k in want)

@@ -1,0 +1,121 @@
+# 3R-Adapter's input functions and wildcard constraints (Python only; the rules are in
+# r3_adapter.smk).
+
+R3_ADAPTER_FIGURES = ["collapse", "attention", "table", "ablation", "efficiency", "pointcloud"]
+
+
+def r3_adapter_config():
+    return paper_config("r3_adapter")
+
+
+def r3_adapter_methods():
+    return list(r3_adapter_config().get("methods", {}))
+
+
+def r3_adapter_seeds():
+    return r3_adapter_config().get("seeds", [])
+
+
+def r3_adapter_full():
+    return r3_adapter_config().get("full_scale", {})
+
+
+def r3_adapter_full_backbones():
+    return list(r3_adapter_full().get("backbones", {}))
+
+
+def r3_adapter_full_datasets():
+    return list(r3_adapter_full().get("datasets", {}))
+
+
+R3_ADAPTER_WILDCARDS = dict(
+    method=one_of(r3_adapter_methods()),
+    figure=one_of(R3_ADAPTER_FIGURES),
+    backbone=one_of(r3_adapter_full_backbones()),
+    dataset=one_of(r3_adapter_full_datasets()),
+    seed=r"\d+",
+)
+
+
+def r3_adapter_data(wildcards=None):
+    return [f"results/r3_adapter/data/seed{s}.npz" for s in r3_adapter_seeds()]
+
+
+def r3_adapter_metrics(wildcards=None):
+    return [f"results/r3_adapter/metrics/{m}.json" for m in r3_adapter_methods()]
+
+
+def r3_adapter_runs(wildcards=None):
+    return [f"results/r3_adapter/runs/{m}.json" for m in r3_adapter_methods()]
+
+
+def r3_adapter_figures():
+    return [f"results/r3_adapter/figures/{f}.png" for f in R3_ADAPTER_FIGURES]
+
+
+def r3_adapter_method(wildcards):
+    return r3_adapter_config()["methods"][wildcards.method]
+
+
+def r3_adapter_roles(wildcards=None):
+    return r3_adapter_config()["roles"]
+
+
+def r3_adapter_resource(step, name):
+    """An embedded resource (train) looked up when a job needs it."""
+    return lambda wildcards: r3_adapter_config()["resources"][step][name]
+
+
+# --- full scale (papers.r3_adapter.full_scale) -------------------------------------------
+def r3_adapter_full_param(*keys):
+    def get(wildcards=None):
+        node = r3_adapter_full()
+        for key in keys:
+            node = node[key.format(**dict(wildcards.items())) if wildcards else key]
+        return node
+
+    return get
+
+
+def r3_adapter_full_resource(step, name):
+    return lambda wildcards: r3_adapter_full()["resources"][step][name]
+
+
+def r3_adapter_code(wildcards):
+    """The backbone's code archive and its submodule archives (downloaded files)."""
+    spec = r3_adapter_full()["backbones"][wildcards.backbone]
+    subs = {path: download_path(key) for path, key in spec.get("submodules", {}).items()}
+    return {"archive": download_path(spec["code"]), **{f"sub_{p}": f for p, f in subs.items()}}
+
+
+def r3_adapter_code_submodules(wildcards):
+    spec = r3_adapter_full()["backbones"][wildcards.backbone]
+    return {path: download_path(key) for path, key in spec.get("submodules", {}).items()}
+
+
+def r3_adapter_checkpoint(wildcards):
+    return download_path(r3_adapter_full()["backbones"][wildcards.backbone]["checkpoint"])
+
+
+def r3_adapter_dataset_files(wildcards):
+    spec = r3_adapter_full()["datasets"][wildcards.dataset]
+    return [download_path(key) for key in spec.get("downloads", [])]
+
+
+def r3_adapter_full_runs():
+    """Every (backbone, dataset, method) summary of the full-scale grid."""
+    full = r3_adapter_full()
+    return [
+        f"results/r3_adapter/full/metrics/{b}/{d}/{m}.json"
+        for b in full.get("backbones", {})
+        for d in full.get("datasets", {})
+        for m in full.get("methods", [])
+    ]
+
+
+def r3_adapter_full_seed_runs(wildcards):
+    return [
+        f"results/r3_adapter/full/runs/{wildcards.backbone}/{wildcards.dataset}/"
+        f"{wildcards.method}/seed{s}.json"
+        for s in r3_adapter_full().get("seeds", [])
+    ]

@@ -1,0 +1,14 @@
+from _bootstrap import setup_logging
+
+from repro.r3_adapter.figures import draw
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+draw(
+    sm.wildcards.figure,
+    list(sm.input.metrics),
+    dict(sm.params.roles),
+    int(sm.params.severity),
+    sm.output.png,
+    sm.output.pdf,
+)

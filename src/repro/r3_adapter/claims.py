@@ -1,0 +1,163 @@
+"""3R-Adapter's claims and checks, judged on the per-method metrics and training records.
+
+``KINDS`` maps each kind of the config to ``handler(id, spec, inputs)`` with ``inputs =
+{"metrics": {method: metrics document}, "runs": {method: training record}}``. Metric names
+are the flat keys of the metrics documents: ``<domain>/<accuracy|epe|absrel>`` and
+``<domain>/layer<i>/<gt_mass|entropy|precision>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from collections.abc import Mapping
+
+import numpy as np
+
+from repro.common.claims import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Claim,
+    check_spec,
+    paired_claim,
+    run_claims,
+)
+from repro.common.io import read_json, write_json
+from repro.r3_adapter.names import domain_name, expects_identity
+
+
+def per_seed(document: Mapping, metric: str) -> dict[int, float]:
+    return {int(row["seed"]): row.get(metric) for row in document["per_seed"]}
+
+
+def precise_layer(document: Mapping) -> int:
+    """The cross-attention layer with the highest clean-domain precision (mean over seeds)."""
+    layers = sorted(
+        int(k.split("/")[1][len("layer") :])
+        for k in document["mean"]
+        if k.startswith("clean/layer") and k.endswith("/precision")
+    )
+    return max(layers, key=lambda i: document["mean"][f"clean/layer{i}/precision"])
+
+
+def domain_sequence(document: Mapping) -> list[str]:
+    """clean, severity1, severity2, … as present in the document."""
+    present = {k.split("/")[0] for k in document["mean"]}
+    names, k = ["clean"], 1
+    while domain_name(k) in present:
+        names.append(domain_name(k))
+        k += 1
+    return names
+
+
+def collapse(claim_id, spec, inputs) -> Claim:
+    """C1: shifted accuracy < threshold × clean, with GT-mass (in the most precise clean
+    layer) falling and pointmap error rising monotonically with severity."""
+    doc = inputs["metrics"][spec["method"]]
+    shifted = domain_name(spec["severity"])
+    clean, dark = per_seed(doc, "clean/accuracy"), per_seed(doc, f"{shifted}/accuracy")
+    ratios = {s: dark[s] / clean[s] for s in clean}
+    layer = precise_layer(doc)
+    names = domain_sequence(doc)
+    mass = [doc["mean"][f"{d}/layer{layer}/gt_mass"] for d in names]
+    epe = [doc["mean"][f"{d}/epe"] for d in names]
+    falls = bool(np.all(np.diff(mass) < 0)) and bool(np.all(np.diff(epe) > 0))
+    details = (
+        f"{spec['method']}: {shifted}/clean accuracy per seed "
+        f"{ {s: round(r, 4) for s, r in ratios.items()} }; layer {layer} (most precise clean) "
+        f"GT-mass {[round(m, 3) for m in mass]} and EPE {[round(e, 3) for e in epe]} over {names}"
+    )
+    claim = check_spec(claim_id, spec, float(np.mean(list(ratios.values()))), details)
+    if claim.verdict == REPRODUCED and not falls:
+        return dataclasses.replace(
+            claim, verdict=NOT_REPRODUCED, details=f"{details}; not monotone in severity"
+        )
+    return claim
+
+
+def paired(claim_id, spec, inputs) -> Claim:
+    """``method`` against every baseline on one metric, paired over seeds; held iff it holds
+    against each (the measured number and interval are the least favourable comparison's)."""
+    metrics, metric = inputs["metrics"], spec["metric"]
+    ours = per_seed(metrics[spec["method"]], metric)
+    parts = [
+        (b, paired_claim(claim_id, spec, ours, per_seed(metrics[b], metric), f"{metric}"))
+        for b in spec["baselines"]
+    ]
+    if len(parts) == 1:
+        label, claim = parts[0]
+        return dataclasses.replace(claim, details=f"{spec['method']} − {label}: {claim.details}")
+    held = all(c.verdict == REPRODUCED for _, c in parts)
+    lows = [c.interval[0] if c.interval else -np.inf for _, c in parts]
+    worst = parts[int(np.argmin(lows))][1]
+    details = "; ".join(f"{spec['method']} − {b}: {c.verdict}, {c.details}" for b, c in parts)
+    return dataclasses.replace(
+        worst, verdict=REPRODUCED if held else NOT_REPRODUCED, details=details
+    )
+
+
+def identity(claim_id, spec, inputs) -> Claim:
+    """Check: the largest output change at step 0 over methods expected to start as identity."""
+    gaps = {
+        m: run["identity_gap"] for m, run in inputs["runs"].items() if expects_identity(run["spec"])
+    }
+    return check_spec(claim_id, spec, max(gaps.values()), f"per method {gaps}")
+
+
+def budget(claim_id, spec, inputs) -> Claim:
+    """Check: the relative trainable-parameter gap between method and each baseline."""
+    ours = inputs["metrics"][spec["method"]]["n_trainable"]
+    theirs = {b: inputs["metrics"][b]["n_trainable"] for b in spec["baselines"]}
+    gap = max(abs(n - ours) / ours for n in theirs.values())
+    return check_spec(claim_id, spec, gap, f"{spec['method']} {ours} vs {theirs}")
+
+
+def frozen_backbone(claim_id, spec, inputs) -> Claim:
+    """Check: no weight outside a method's trainable set moved during adaptation."""
+    change = {
+        m: max(r["backbone_change"] for r in run["runs"]) for m, run in inputs["runs"].items()
+    }
+    return check_spec(claim_id, spec, max(change.values()), f"largest change per method {change}")
+
+
+def scalar(claim_id, spec, inputs) -> Claim:
+    """One method's mean metric against a threshold (e.g. the pretrained clean accuracy)."""
+    doc = inputs["metrics"][spec["method"]]
+    values = per_seed(doc, spec["metric"])
+    return check_spec(claim_id, spec, doc["mean"][spec["metric"]], f"per seed {values}")
+
+
+KINDS = {
+    "collapse": collapse,
+    "paired": paired,
+    "identity": identity,
+    "budget": budget,
+    "frozen_backbone": frozen_backbone,
+    "scalar": scalar,
+}
+
+
+def check_claims(claims: dict, checks: dict, metrics: dict, runs: dict, out: str) -> list[Claim]:
+    results = run_claims(claims, KINDS, {"metrics": metrics, "runs": runs}, checks)
+    write_json(out, results)
+    return results
+
+
+def main(argv: list[str] | None = None) -> None:
+    import yaml
+
+    p = argparse.ArgumentParser(description="Judge 3R-Adapter's claims and checks.")
+    p.add_argument("--config", required=True, help="workflow config YAML (papers.r3_adapter)")
+    p.add_argument("--metrics", nargs="+", required=True, help="metrics/<method>.json")
+    p.add_argument("--runs", nargs="+", required=True, help="runs/<method>.json")
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    with open(args.config) as handle:
+        section = yaml.safe_load(handle)["papers"]["r3_adapter"]
+    metrics = {d["method"]: d for d in map(read_json, args.metrics)}
+    runs = {d["method"]: d for d in map(read_json, args.runs)}
+    check_claims(section.get("claims", {}), section.get("checks", {}), metrics, runs, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""Full-scale steps on local fixtures: a 7-Scenes-format archive made here, ground truth of
+pairs against closed forms, DUSt3R's loss, the raw low-light model, and adaptation plus
+evaluation end to end on the local DUSt3R- and VGGT-named trees."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import PIL.Image
+import pytest
+import torch
+
+from repro.r3_adapter.fullscale import FullAdaptConfig, confidence_loss, run_full, split_pairs
+from repro.r3_adapter.sevenscenes import RawLowLight, make_pairs, pair_targets, read_frames
+from tests.r3_adapter.trees import TinyDUSt3R, TinyVGGT
+
+NATIVE = (6, 8)  # rows, columns of the fixture frames
+
+
+def _png(array) -> bytes:
+    buffer = io.BytesIO()
+    PIL.Image.fromarray(array).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _pose(tx: float) -> np.ndarray:
+    pose = np.eye(4)
+    pose[0, 3] = tx
+    return pose
+
+
+def write_scene(path, frames=6, depth_mm=2000, invalid=(0, 0)):
+    """A 7-Scenes-format archive: <scene>/seq-01.zip with frames moving along x."""
+    rng = np.random.default_rng(0)
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as seq:
+        for i in range(frames):
+            stem = f"seq-01/frame-{i:06d}"
+            color = rng.integers(0, 255, (*NATIVE, 3), dtype=np.uint8)
+            depth = np.full(NATIVE, depth_mm, dtype=np.uint16)
+            depth[invalid] = 65535
+            seq.writestr(f"{stem}.color.png", _png(color))
+            seq.writestr(f"{stem}.depth.png", _png(depth))
+            seq.writestr(
+                f"{stem}.pose.txt", "\n".join(" ".join(map(str, r)) for r in _pose(0.01 * i))
+            )
+    with zipfile.ZipFile(path, "w") as outer:
+        outer.writestr("chess/seq-01.zip", inner.getvalue())
+    return path
+
+
+def test_frames_read_with_metric_depth_and_poses(tmp_path):
+    frames = read_frames(str(write_scene(tmp_path / "chess.zip")))["seq-01"]
+    assert len(frames) == 6 and frames[0]["color"].shape == (*NATIVE, 3)
+    assert frames[0]["depth"][0, 0] == 0.0 and frames[0]["depth"][1, 1] == pytest.approx(2.0)
+    np.testing.assert_allclose(frames[3]["pose"], _pose(0.03))
+    with zipfile.ZipFile(tmp_path / "empty.zip", "w") as z:
+        z.writestr("readme.txt", "no sequences")
+    with pytest.raises(ValueError, match="no seq-XX.zip"):
+        read_frames(str(tmp_path / "empty.zip"))
+
+
+def test_pairs_are_resized_with_scaled_intrinsics_and_relative_poses(tmp_path):
+    arrays = make_pairs([str(write_scene(tmp_path / "chess.zip"))], (3, 4), pairs=3, frame_gap=2)
+    assert arrays["image1"].shape == (3, 3, 4, 3) and arrays["depth2"].shape == (3, 3, 4)
+    np.testing.assert_allclose(arrays["K"][0, 0], 585.0 * 4 / 640)
+    for T in arrays["T21"]:  # frame i+2 is 2 cm further along x: view-1 points move by -2 cm
+        np.testing.assert_allclose(T, _pose(-0.02), atol=1e-12)
+
+
+def test_pair_targets_match_a_closed_form_for_a_sideways_step():
+    # fronto-parallel plane at depth 2, f = 4 px; view 2 moved by +0.5 m in x: the point
+    # seen at view-2 pixel u is at view-1 pixel u + f·0.5/2 = u + 1
+    H, W = 4, 6
+    K = torch.tensor([[4.0, 0, 2.5], [0, 4.0, 1.5], [0, 0, 1]])
+    depth = torch.full((1, H, W), 2.0)
+    T21 = torch.eye(4)[None].clone()
+    T21[0, 0, 3] = -0.5
+    t = pair_targets(depth, depth.clone(), K, T21, patch=1)
+    cols = torch.arange(H * W) % W
+    want = torch.where(cols + 1 < W, torch.arange(H * W) + 1, -1)
+    torch.testing.assert_close(t["match"][0], want)
+    torch.testing.assert_close(
+        t["points2"][0] - t["points1"][0], torch.tensor([0.5, 0, 0]).expand(H, W, 3)
+    )
+    occluded = depth.clone()
+    occluded[0, :, 3] = 1.0  # view 1 sees something nearer in column 3: no correspondence
+    t = pair_targets(occluded, depth, K, T21, patch=1)
+    assert (t["match"][0].reshape(H, W)[:, 2] == -1).all()
+
+
+def test_confidence_loss_is_scale_invariant_and_closed_form_at_the_truth():
+    g = torch.Generator().manual_seed(0)
+    truth = [torch.randn(2, 3, 4, 3, generator=g) for _ in range(2)]
+    valid = [torch.ones(2, 3, 4, dtype=torch.bool)] * 2
+    conf = [torch.full((2, 3, 4), 2.0)] * 2
+    at_truth = confidence_loss(truth, conf, truth, valid)
+    assert at_truth.item() == pytest.approx(-2 * 0.2 * np.log(2.0))  # two views
+    pred = [p + 0.1 * torch.randn(p.shape, generator=g) for p in truth]
+    scaled = [3.0 * p for p in pred]
+    torch.testing.assert_close(
+        confidence_loss(scaled, conf, truth, valid), confidence_loss(pred, conf, truth, valid)
+    )
+
+
+def test_raw_low_light_darkens_with_severity_and_is_reproducible():
+    rgb = torch.rand(2, 3, 8, 8, generator=torch.Generator().manual_seed(1))
+    shift = RawLowLight()
+    assert torch.equal(shift.apply(rgb, 0, torch.Generator()), rgb)
+    means = [shift.apply(rgb, s, torch.Generator().manual_seed(0)).mean().item() for s in (1, 2, 3)]
+    assert rgb.mean() > means[0] > means[1] > means[2]
+    again = shift.apply(rgb, 2, torch.Generator().manual_seed(0))
+    torch.testing.assert_close(again, shift.apply(rgb, 2, torch.Generator().manual_seed(0)))
+
+
+@pytest.mark.parametrize("backbone", ["dust3r", "vggt"])
+@pytest.mark.parametrize("method", ["frozen", "lora", "relational"])
+def test_adapt_and_evaluate_end_to_end_on_the_trees(tmp_path, backbone, method):
+    arrays = make_pairs(
+        [str(write_scene(tmp_path / "chess.zip", frames=12))], (3, 4), pairs=8, frame_gap=1
+    )
+    spec = {
+        "frozen": {},
+        "lora": {"adapters": {"lora": {"rank": 2}}},
+        "relational": {"adapters": {"relational": {"candidates": 3, "dim": 4}}},
+    }[method]
+    tree = TinyDUSt3R if backbone == "dust3r" else TinyVGGT
+
+    def load():
+        torch.manual_seed(0)
+        return tree((3, 4)).eval()
+
+    cfg = FullAdaptConfig(steps=3, batch_size=2, lrs=(1e-3, 1e-2))
+    out = run_full(
+        load,
+        backbone,
+        spec,
+        arrays,
+        cfg,
+        seed=0,
+        grid=(3, 4),
+        patch=1,
+        shift=RawLowLight(),
+        severities=(0, 2),
+        device="cpu",
+    )
+    assert out["lr"] in cfg.lrs and (out["n_trainable"] > 0) == (method != "frozen")
+    assert len(out["losses"]) == (0 if method == "frozen" else 3)
+    for key in ("clean/epe", "severity2/epe", "clean/absrel", "severity2/layer0/gt_mass"):
+        assert np.isfinite(out[key]), key
+    assert 0 <= out["severity2/layer1/gt_mass"] <= 1
+
+
+def test_pairs_split_disjointly_per_seed():
+    a, b, c = split_pairs(10, seed=3)
+    assert sorted(np.concatenate([a, b, c]).tolist()) == list(range(10)) and len(a) == 5
+    with pytest.raises(ValueError, match="too few"):
+        split_pairs(3, seed=0)
