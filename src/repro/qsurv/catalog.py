@@ -3,5 +3,15 @@
 BUNDLED = ("gbsg2", "flchain", "whas500", "veterans", "aids", "rossi")
 FILE_FORMATS = ("deepsurv_h5", "rdatasets_csv")
 SCENARIOS = ("gompertz", "loglogistic", "weibull")
-# metrics of results/qsurv/metrics/<dataset>.json (the curve errors on synthetic data only)
-METRICS = ("ctd", "ibs", "ibll", "hazard_l1", "survival_l1")
+# metrics of results/qsurv/metrics/<dataset>.json (the curve errors on synthetic data only):
+# pycox's Antolini Ctd, test-KM IBS and IBLL; the official code's IPCW C-index and IBS
+METRICS = (
+    "ctd",
+    "ibs",
+    "ibll",
+    "cindex_ipcw",
+    "ibs_ipcw",
+    "hazard_l1",
+    "hazard_l1_forward",
+    "survival_l1",
+)
