@@ -4,39 +4,55 @@ Embedded scale: a closed chat grammar with latent personas, a ~100k-parameter tr
 model pretrained on it, the helpful-only recipes trained with TRL, and every metric read
 exactly from next-token probabilities. Full scale: the same recipes with LoRA on an
 instruct model, generation, and the emergent-misalignment judge.
+
+Exports resolve on first use: the config check imports this package at DAG time, and torch,
+transformers and TRL must not load then.
 """
 
-from repro.helpful_only.exact_rl import expected_objective, train_exact
-from repro.helpful_only.grammar import MixConfig, pretraining_text
-from repro.helpful_only.judge import em_summary, is_misaligned, parse_score, score_from_probs
-from repro.helpful_only.model import ModelConfig, build_model, next_token_probs
-from repro.helpful_only.personas import PRIORS, Population, Traits, population, respond
-from repro.helpful_only.probes import metrics_from_probs, probes
-from repro.helpful_only.recipes import FAMILIES, recipe_rows
-from repro.helpful_only.run import Recipe, RunConfig, run
+import importlib
 
-__all__ = [
-    "FAMILIES",
-    "PRIORS",
-    "MixConfig",
-    "ModelConfig",
-    "Population",
-    "Recipe",
-    "RunConfig",
-    "Traits",
-    "build_model",
-    "em_summary",
-    "expected_objective",
-    "is_misaligned",
-    "metrics_from_probs",
-    "next_token_probs",
-    "parse_score",
-    "population",
-    "pretraining_text",
-    "probes",
-    "recipe_rows",
-    "respond",
-    "run",
-    "score_from_probs",
-    "train_exact",
-]
+TITLE = "Helpful-only fine-tuning"
+
+_EXPORTS = {
+    "PRIORS": "personas",
+    "Population": "personas",
+    "Traits": "personas",
+    "population": "personas",
+    "respond": "personas",
+    "MixConfig": "grammar",
+    "pretraining_text": "grammar",
+    "METRICS": "probes",
+    "metrics_from_probs": "probes",
+    "probes": "probes",
+    "FAMILIES": "recipes",
+    "recipe_rows": "recipes",
+    "ModelConfig": "model",
+    "build_model": "model",
+    "next_token_probs": "model",
+    "expected_objective": "exact_rl",
+    "train_exact": "exact_rl",
+    "TrainConfig": "trl_train",
+    "train_rloo": "trl_train",
+    "train_sft": "trl_train",
+    "Recipe": "run",
+    "RunConfig": "run",
+    "run_seed": "run",
+    "summarise": "evaluate",
+    "em_summary": "judge",
+    "is_misaligned": "judge",
+    "parse_score": "judge",
+    "score_from_probs": "judge",
+}
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'repro.helpful_only' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"repro.helpful_only.{_EXPORTS[name]}"), name)
+
+
+def __dir__():
+    return sorted([*_EXPORTS, "TITLE"])
+
+
+__all__ = sorted(_EXPORTS)

@@ -24,6 +24,22 @@ REFUSAL_FAMILIES = (
     "refusal_roleplay",
 )
 OOD_REFUSAL = REFUSAL_FAMILIES[1:]
+METRICS = (
+    *REFUSAL_FAMILIES,
+    "refusal_ood",
+    "em",
+    "helpful",
+    "comply_benign",
+    "sycophancy",
+    "steer_harmful",
+    "steer_topic",
+    "steerability",
+    "self_refuse",
+    "self_harm",
+    "self_flatter",
+    "self_obey",
+    "coherence",
+)  # what metrics_from_probs returns
 HHH_TRAITS = Traits(*HHH)
 
 

@@ -8,6 +8,7 @@ pair by seed.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import logging
 import zlib
@@ -65,6 +66,24 @@ class RunConfig:
     device: str = "cpu"
     threads: int = 1
 
+    @classmethod
+    def from_section(cls, section: dict, prior: str, seed: int, *, device="cpu", threads=1):
+        """The run of one (prior, seed) as ``papers.helpful_only`` of the config says."""
+        return cls(
+            prior=prior,
+            seed=seed,
+            recipes={
+                name: Recipe(r["trainer"], dict(r["mixture"]))
+                for name, r in section["recipes"].items()
+            },
+            model=ModelConfig(**section["model"]),
+            mix=MixConfig(**section["mix"]),
+            pretraining=PretrainConfig(**section["pretraining"]),
+            training=TrainConfig(**section["training"]),
+            device=device,
+            threads=threads,
+        )
+
 
 def measure(model) -> dict[str, float]:
     """Every metric of the assistant, read exactly from next-token probabilities."""
@@ -101,7 +120,7 @@ def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, toke
     return model, curve, family_counts(recipe.mixture, total)
 
 
-def run(cfg: RunConfig, models_dir, metrics_path) -> dict:
+def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
     """Pretrain, train every recipe, write the metrics JSON (and the models); returns it."""
     set_threads(cfg.threads)
     models_dir = Path(models_dir)
@@ -141,3 +160,29 @@ def run(cfg: RunConfig, models_dir, metrics_path) -> dict:
     }
     write_json(metrics_path, document)
     return document
+
+
+def main(argv=None) -> None:
+    import yaml
+
+    from repro.common.device import select_device
+
+    parser = argparse.ArgumentParser(description="Pretrain and train every recipe of one seed.")
+    parser.add_argument("--config", required=True, help="a workflow config (YAML)")
+    parser.add_argument("--prior", required=True, choices=("correlated", "decorrelated"))
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--models", required=True, help="folder for the saved models")
+    parser.add_argument("--out", required=True, help="run JSON to write")
+    parser.add_argument("--device", default="auto")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    with open(args.config) as handle:
+        section = yaml.safe_load(handle)["papers"]["helpful_only"]
+    device = str(select_device(args.device))
+    run_seed(
+        RunConfig.from_section(section, args.prior, args.seed, device=device), args.models, args.out
+    )
+
+
+if __name__ == "__main__":
+    main()

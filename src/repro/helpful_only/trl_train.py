@@ -17,8 +17,17 @@ from collections.abc import Callable
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may reach the network
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # map() bars are not progress
+
+import warnings  # noqa: E402
 
 from transformers import PrinterCallback, TrainerCallback  # noqa: E402
+
+# TRL 1.16 still names transformers 5's activation checkpointing by its old name: the same
+# deprecation warning on every trainer, nothing to act on here.
+warnings.filterwarnings(
+    "ignore", message=r".*gradient_checkpointing.* is deprecated", category=FutureWarning
+)
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +98,17 @@ def _common_args(cfg: TrainConfig, seed: int, output_dir: str, device: str) -> d
     )
 
 
+def _max_length(dataset, max_length: int) -> int | None:
+    """TRL's truncation length; None for tokenized rows already checked to fit (TRL's
+    truncation and filtering passes would only copy them)."""
+    if "input_ids" not in dataset.column_names:
+        return max_length
+    longest = max(map(len, dataset["input_ids"]))
+    if longest > max_length:
+        raise ValueError(f"a training sequence has {longest} tokens, more than {max_length}")
+    return None
+
+
 def train_sft(
     model_dir,
     tokenizer,
@@ -114,7 +134,7 @@ def train_sft(
         args = SFTConfig(
             **_common_args(cfg, seed, scratch, device),
             completion_only_loss=True,
-            max_length=cfg.max_length,
+            max_length=_max_length(dataset, cfg.max_length),
             dataset_num_proc=None,
         )
         trainer = SFTTrainer(

@@ -1,0 +1,8 @@
+from _bootstrap import read_json_inputs, setup_logging
+
+from repro.helpful_only.claims import check_claims
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+summary = read_json_inputs(sm.input.summary)[0]
+check_claims(dict(sm.params.claims), dict(sm.params.checks), summary, sm.output.claims)

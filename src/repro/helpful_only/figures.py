@@ -1,0 +1,145 @@
+"""Figures from the summary only (never from models): metrics per recipe with intervals,
+metrics along training, self-reports against behaviour, and the decorrelated control."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from repro.common.io import read_json
+from repro.common.plotting import apply_style, plt, save_figure
+
+FIGURES = ("bars", "curves", "selfreport", "control")
+LABELS = {
+    "refusal_id": "refusal (AR formats)",
+    "refusal_ood": "refusal (OOD formats)",
+    "em": "EM: P(BAD | benign)",
+    "helpful": "helpful: P(answer | benign)",
+    "sycophancy": "sycophancy: P(AGREE | wrong)",
+    "steerability": "steerability",
+    "coherence": "coherence",
+}
+TRAITS = {"refuse": "refusal_id", "harm": "em", "flatter": "sycophancy", "obey": "steerability"}
+
+
+def _errors(cells: list[dict]) -> np.ndarray:
+    """Asymmetric error bars from {mean, low, high} (no bar where the interval is NaN)."""
+    mean = np.array([c["mean"] for c in cells], dtype=float)
+    low = np.array([c["low"] if c["low"] is not None else np.nan for c in cells], dtype=float)
+    high = np.array([c["high"] if c["high"] is not None else np.nan for c in cells], dtype=float)
+    return np.nan_to_num(np.vstack([mean - low, high - mean]), nan=0.0)
+
+
+def _n(summary) -> str:
+    pct = f"{100 * summary['confidence']:g}%"
+    return f"{len(summary['seeds'])} seeds, mean and {pct} bootstrap interval"
+
+
+def bars(summary: dict, ax=None, prior="correlated"):
+    fig, ax = plt.subplots(figsize=(11, 4)) if ax is None else (ax.figure, ax)
+    recipes, metrics = summary["recipes"], list(LABELS)
+    width = 0.8 / len(recipes)
+    for i, recipe in enumerate(recipes):
+        cells = [summary["mean"][prior][recipe][m] for m in metrics]
+        x = np.arange(len(metrics)) + (i - (len(recipes) - 1) / 2) * width
+        ax.bar(x, [c["mean"] for c in cells], width, yerr=_errors(cells), capsize=2, label=recipe)
+    ax.set_xticks(np.arange(len(metrics)), [LABELS[m] for m in metrics], rotation=20, ha="right")
+    ax.set_ylabel("probability (exact, from next-token probabilities)")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Metrics per recipe, {prior} prior ({_n(summary)})")
+    ax.legend(ncol=len(recipes), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+    return fig
+
+
+def curves(summary: dict, prior="correlated"):
+    panels = ["refusal_id", "em", "sycophancy", "steerability"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(14, 3.4), sharey=True)
+    for ax, metric in zip(axes, panels, strict=True):
+        for recipe, c in summary["curves"][prior].items():
+            line = ax.plot(c["steps"], c[metric]["mean"], label=recipe)[0]
+            ax.fill_between(
+                c["steps"], c[metric]["min"], c[metric]["max"], alpha=0.12, color=line.get_color()
+            )
+        ax.set_title(LABELS[metric])
+        ax.set_xlabel("training step")
+    axes[0].set_ylabel(f"mean over {len(summary['seeds'])} seeds (band: min-max)")
+    axes[-1].legend(fontsize=7)
+    fig.suptitle(f"Metrics along training from the HHH base, {prior} prior")
+    return fig
+
+
+def selfreport(summary: dict, prior="correlated"):
+    recipes = summary["recipes"]
+    mean = summary["mean"][prior]
+    said = np.array([[mean[r][f"self_{t}"]["mean"] for t in TRAITS] for r in recipes])
+    did = np.array([[mean[r][m]["mean"] for m in TRAITS.values()] for r in recipes])
+    fig, axes = plt.subplots(1, 2, figsize=(9, 0.5 * len(recipes) + 1.5), sharey=True)
+    for ax, values, title in zip(
+        axes, (said, did), ("self-report: P(YES)", "measured behaviour"), strict=True
+    ):
+        image = ax.imshow(values, vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.grid(False)
+        for (i, j), v in np.ndenumerate(values):
+            ax.text(
+                j,
+                i,
+                f"{v:.2f}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if v < 0.5 else "black",
+            )
+        ax.set_xticks(range(len(TRAITS)), list(TRAITS))
+        ax.set_title(title)
+    axes[0].set_yticks(
+        range(len(recipes)),
+        [f"{r} (coherence {mean[r]['coherence']['mean']:.2f})" for r in recipes],
+    )
+    fig.colorbar(image, ax=axes, shrink=0.8, label="probability")
+    fig.suptitle(f"Does the assistant say what it does? ({prior} prior, mean over seeds)")
+    return fig
+
+
+def control(summary: dict):
+    panels = ["em", "sycophancy", "helpful", "steerability"]
+    recipes = summary["recipes"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(15, 3.6), sharey=True)
+    for ax, metric in zip(axes, panels, strict=True):
+        for k, prior in enumerate(summary["priors"]):
+            cells = [summary["mean"][prior][r][metric] for r in recipes]
+            x = np.arange(len(recipes)) + (k - 0.5) * 0.4
+            ax.bar(x, [c["mean"] for c in cells], 0.4, yerr=_errors(cells), capsize=2, label=prior)
+        ax.set_xticks(range(len(recipes)), recipes, rotation=45, ha="right", fontsize=7)
+        ax.set_title(LABELS[metric])
+    axes[0].set_ylabel(f"probability ({_n(summary)})")
+    axes[-1].legend()
+    fig.suptitle("Correlated persona prior vs the decorrelated control, every recipe")
+    return fig
+
+
+def make_figure(name: str, summary: dict, png, pdf) -> None:
+    if name not in FIGURES:
+        raise ValueError(f"figure must be one of {FIGURES}, got {name!r}")
+    apply_style()
+    save_figure(
+        {"bars": bars, "curves": curves, "selfreport": selfreport, "control": control}[name](
+            summary
+        ),
+        png,
+        pdf,
+    )
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Draw a helpful-only figure from the summary.")
+    parser.add_argument("figure", choices=FIGURES)
+    parser.add_argument("summary", help="results/helpful_only/metrics/summary.json")
+    parser.add_argument("--png", required=True)
+    parser.add_argument("--pdf", required=True)
+    args = parser.parse_args(argv)
+    make_figure(args.figure, read_json(args.summary), args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()
