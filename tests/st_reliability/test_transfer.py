@@ -73,3 +73,11 @@ def test_risk_coverage_orders_by_trust():
     bad = risk_coverage(score, q, ">=")
     assert good["risk"][0] == pytest.approx(0.1) and good["risk"][-1] == pytest.approx(0.55)
     assert good["aurc"] < bad["aurc"]
+
+
+def test_loo_fold_without_both_classes_is_nan_not_a_crash():
+    score, ok, groups = groups_data(seed=3)
+    ok[groups != "a"] = False  # only group a has good predictions
+    table = loo_threshold_transfer(score, ok, groups).set_index("group")
+    assert np.isnan(table.loc["a", "tau"]) and table.loc["a", "direction"] is None
+    assert np.isnan(table.loc["b", "balanced_accuracy"])  # b itself has one class

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 
+TITLE = "ST reliability"  # the paper has no public title yet (brief §1): the ledger's name
 _EXPORTS = {
     "predicted_nn_distance": "reliability",
     "loo_threshold_transfer": "transfer",

@@ -122,7 +122,7 @@ def loo_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
                 tables.append(t.assign(seed=seed))
             t = pd.concat(tables)
             numeric = t.drop(columns=["direction", "own_direction"]).groupby("group").mean()
-            flips = t.groupby("group")["direction"].agg(lambda s: sorted(set(s)))
+            flips = t.groupby("group")["direction"].agg(lambda s: sorted(set(s.dropna())))
             out[f"{name}|{variant}"] = {
                 "groups": {
                     g: {**row, "directions": flips[g]}
@@ -143,7 +143,8 @@ def risk_curves(df: pd.DataFrame, cfg: AnalysisConfig, loo: dict) -> dict:
     d = df[df["seed"] == df["seed"].min()]
     for name in ("nn_l2", "nn_cosine"):
         for g, sub in d.groupby("group"):
-            direction = loo[f"{name}|threshold"]["groups"][g]["directions"][0]
+            fitted = loo[f"{name}|threshold"]["groups"][g]["directions"]
+            direction = fitted[0] if fitted else "<="  # no rule fitted: smaller = more trusted
             out.setdefault(name, {})[g] = risk_coverage(
                 sub[name].to_numpy(), sub[cfg.quality].to_numpy(), direction
             )

@@ -15,7 +15,6 @@ from pathlib import Path
 import anndata as ad
 import numpy as np
 import pandas as pd
-import scanpy as sc
 
 CONTROL = "non-targeting"
 REQUIRED_OBS = ("pert_name", "celltype_name", "family")
@@ -113,10 +112,12 @@ def c4_probes(pairs: pd.DataFrame, split: dict) -> pd.DataFrame:
 
 
 def pseudobulk(adata: ad.AnnData) -> pd.DataFrame:
-    """Mean expression per (line, perturbation), controls included (scanpy's aggregate)."""
-    agg = sc.get.aggregate(adata, by=["celltype_name", "pert_name"], func="mean")
-    means = pd.DataFrame(agg.layers["mean"], index=agg.obs_names, columns=adata.var_names)
-    means.index = pd.MultiIndex.from_frame(agg.obs[["celltype_name", "pert_name"]].astype(str))
+    """Mean expression per (line, perturbation), controls included."""
+    x = adata.X if isinstance(adata.X, np.ndarray) else adata.X.toarray()
+    frame = pd.DataFrame(x, columns=adata.var_names)
+    keys = [adata.obs[c].astype(str).to_numpy() for c in ("celltype_name", "pert_name")]
+    means = frame.groupby(keys).mean()
+    means.index.names = ["celltype_name", "pert_name"]
     return means
 
 

@@ -54,7 +54,8 @@ def loo_threshold_transfer(scores, quality_ok, groups, *, quality=None) -> pd.Da
     Columns: direction, tau, balanced_accuracy, precision (good share of the accepted),
     coverage (accepted share), own_balanced_accuracy (the group's own best rule), gap
     (own − transferred), and with ``quality`` the mean quality of accepted and rejected
-    predictions. A group with only good or only bad predictions has NaN accuracies.
+    predictions. A group with only good or only bad predictions has NaN accuracies; so has
+    every column of a fold whose other groups hold only one class (no rule can be fitted).
     """
     scores = np.asarray(scores, float)
     ok = np.asarray(quality_ok, bool)
@@ -62,7 +63,25 @@ def loo_threshold_transfer(scores, quality_ok, groups, *, quality=None) -> pd.Da
     rows = []
     for g in pd.unique(groups):
         held = groups == g
-        direction, tau, _ = fit_threshold(scores[~held], ok[~held])
+        rest = ok[~held]
+        if rest.all() or not rest.any():  # the other groups cannot fit a rule
+            rows.append(
+                {
+                    "group": g,
+                    "n": int(held.sum()),
+                    "good_share": float(ok[held].mean()),
+                    "direction": None,
+                    "tau": np.nan,
+                    "balanced_accuracy": np.nan,
+                    "precision": np.nan,
+                    "coverage": np.nan,
+                    "own_direction": None,
+                    "own_balanced_accuracy": np.nan,
+                    "gap": np.nan,
+                }
+            )
+            continue
+        direction, tau, _ = fit_threshold(scores[~held], rest)
         accept = apply_threshold(scores[held], direction, tau)
         tpr, tnr = _rates(accept, ok[held])
         both = ok[held].any() and not ok[held].all()

@@ -1,0 +1,95 @@
+# ST reliability's input functions and wildcard constraints (Python only; the rules are in
+# st_reliability.smk).
+
+
+def st_reliability_config():
+    return paper_config("st_reliability")
+
+
+def st_reliability_datasets():
+    return list(st_reliability_config().get("datasets", {}))
+
+
+def st_reliability_seeds():
+    return st_reliability_config().get("seeds", [])
+
+
+def st_reliability_parts(dataset):
+    """The dataset's models in training jobs of ``train_batch`` models each (one process
+    imports arc-state once per job: seconds, more than a tiny model's training)."""
+    models = st_reliability_config()["datasets"][dataset]["models"]
+    size = st_reliability_config()["train_batch"]
+    return [models[i : i + size] for i in range(0, len(models), size)]
+
+
+ST_RELIABILITY_WILDCARDS = dict(
+    dataset=one_of(st_reliability_datasets()), seed=r"\d+", part=r"\d+"
+)
+
+
+def st_reliability_dataset(wildcards):
+    return st_reliability_config()["datasets"][wildcards.dataset]
+
+
+def st_reliability_raw(wildcards):
+    """The downloaded files of a full-scale data set, one per line (none for the simulator)."""
+    spec = st_reliability_dataset(wildcards)
+    lines = spec.get("lines", {})
+    inputs = {name: download_path(line["download"]) for name, line in lines.items()}
+    if spec.get("families_download"):
+        inputs["families"] = download_path(spec["families_download"])
+    return inputs
+
+
+def st_reliability_part_models(wildcards):
+    """{model name: spec} of one training job."""
+    names = st_reliability_parts(wildcards.dataset)[int(wildcards.part)]
+    return {m: st_reliability_config()["models"][m] for m in names}
+
+
+def st_reliability_model_dirs(wildcards):
+    parts = range(len(st_reliability_parts(wildcards.dataset)))
+    base = f"results/st_reliability/models/{wildcards.dataset}/seed{wildcards.seed}"
+    return [f"{base}/part{p}" for p in parts]
+
+
+def st_reliability_checkpoints(wildcards):
+    """{model name: checkpoint path} of every model of a data set and seed."""
+    dirs = st_reliability_model_dirs(wildcards)
+    parts = st_reliability_parts(wildcards.dataset)
+    return {m: f"{d}/{m}.pt" for d, names in zip(dirs, parts) for m in names}
+
+
+def st_reliability_evals(wildcards):
+    return expand(
+        "results/st_reliability/eval/{dataset}/seed{seed}.json",
+        dataset=wildcards.dataset,
+        seed=st_reliability_seeds(),
+    )
+
+
+def st_reliability_metrics():
+    return expand(
+        "results/st_reliability/metrics/{dataset}.json",
+        dataset=st_reliability_datasets(),
+    )
+
+
+def st_reliability_prepared():
+    return expand(
+        "results/st_reliability/data/{dataset}/prepare.json",
+        dataset=st_reliability_datasets(),
+    )
+
+
+def st_reliability_resource(step, name):
+    return lambda wildcards: st_reliability_config()["resources"][step][name]
+
+
+ST_RELIABILITY_FIGURES = [
+    "spectrum_vs_nulls",
+    "gene_map",
+    "quality_vs_distance",
+    "rho_table",
+    "loo_transfer",
+]

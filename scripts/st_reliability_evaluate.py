@@ -1,0 +1,15 @@
+from _bootstrap import setup_logging
+
+from repro.st_reliability import configs
+from repro.st_reliability.evaluate import run
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+setup_logging(sm)
+run(
+    sm.input.cells,
+    dict(sm.params.checkpoints),
+    configs.EvalConfig(**sm.params.evaluation),
+    seed=int(sm.wildcards.seed),
+    out=sm.output.metrics,
+    threads=sm.threads,
+)

@@ -1,0 +1,89 @@
+"""Checks of papers.st_reliability that JSON Schema cannot express (cross-references).
+
+Runs when the workflow loads, so a bad config stops before any job, naming the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.common.claims import claim_kinds
+from repro.common.configcheck import ConfigError, check_claim_specs
+from repro.st_reliability.claims import KINDS
+
+SIGNALS = ("nn_l2", "nn_cosine")
+NULLS = ("untrained", "self_only", "shuffled")
+
+
+def _check_models(paper: dict) -> None:
+    for name, spec in paper["datasets"].items():
+        key = f"papers.st_reliability.datasets.{name}"
+        for i, model in enumerate(spec["models"]):
+            if model not in paper["models"]:
+                raise ConfigError(
+                    f"{key}.models[{i}]: {model!r} is not under papers.st_reliability.models"
+                )
+        if spec["source"] == "simulator" and "eta" not in spec:
+            raise ConfigError(f"{key}.eta: a simulator data set sets the shared-program strength")
+        if spec["source"] == "crispri" and not spec.get("lines"):
+            raise ConfigError(f"{key}.lines: a crispri data set names its cell lines")
+
+
+def _check_downloads(config: dict, paper: dict) -> None:
+    downloads = config.get("downloads", {})
+    for name, spec in paper["datasets"].items():
+        needed = {
+            f"lines.{line}.download": s["download"] for line, s in spec.get("lines", {}).items()
+        }
+        if spec.get("families_download"):
+            needed["families_download"] = spec["families_download"]
+        for field, download in needed.items():
+            if download not in downloads:
+                raise ConfigError(
+                    f"papers.st_reliability.datasets.{name}.{field}: {download!r} is not a key "
+                    "under downloads"
+                )
+
+
+def _references(paper: dict):
+    datasets = set(paper["datasets"])
+    audited = set(paper["audited"])
+
+    def of(spec: dict) -> dict:
+        refs = {"dataset": datasets, "negative_dataset": datasets, "signal": SIGNALS}
+        if spec["kind"] == "attention_vs_nulls":
+            refs["method"] = audited
+        if spec["kind"] == "self_only_identity":
+            refs["method"] = set(paper["models"])
+        return refs
+
+    return of
+
+
+def _check_nulls(paper: dict) -> None:
+    for group in ("claims", "checks"):
+        for cid, spec in paper.get(group, {}).items():
+            for field in ("comparisons", "reported"):
+                for i, comparison in enumerate(spec.get(field, [])):
+                    key = f"papers.st_reliability.{group}.{cid}.{field}[{i}].null"
+                    null = comparison["null"]
+                    if null != "untrained" and null not in paper["models"]:
+                        raise ConfigError(f"{key}: {null!r} is neither 'untrained' nor a model")
+
+
+def check(config: dict[str, Any]) -> None:
+    paper = config["papers"].get("st_reliability")
+    if not paper or not paper.get("enabled"):
+        return
+    _check_models(paper)
+    _check_downloads(config, paper)
+    for i, model in enumerate(paper["audited"]):
+        if model not in paper["models"]:
+            raise ConfigError(f"papers.st_reliability.audited[{i}]: {model!r} is not a model")
+    for design, model in paper["c4_designs"].items():
+        if model not in paper["models"]:
+            raise ConfigError(
+                f"papers.st_reliability.c4_designs.{design}: {model!r} is not a model"
+            )
+    check_claim_specs("st_reliability", paper, claim_kinds(KINDS), references_of=_references(paper))
+    _check_nulls(paper)

@@ -1,0 +1,206 @@
+"""The five figures, from the per-data-set metrics only (never checkpoints).
+
+``metrics`` maps data set → summary JSON; ``cfg`` names the setting with a shared program
+(``setting``) and the negative control (``negative``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from repro.common.plotting import apply_style, plt, save_figure
+
+LABELS = {
+    "nn_l2": "pred-NN L2",
+    "nn_cosine": "pred-NN cosine",
+    "oracle_l2": "oracle L2",
+    "oracle_cosine": "oracle cosine",
+    "magnitude": "‖Δ̂‖",
+    "nn_l2_per_magnitude": "L2/‖Δ̂‖",
+    "partial_nn_l2": "L2 | ‖Δ̂‖",
+    "partial_nn_cosine": "cosine | ‖Δ̂‖",
+}
+STATS = {
+    "rank1_energy": "rank-1 energy E₁",
+    "kl_uniform": "KL from uniform (nats)",
+    "set_mean_share": "set-mean share of ‖U‖²",
+    "pc1_fraction": "PC1 variance fraction",
+}
+
+
+def _num(values) -> list[float]:
+    """JSON null (a NaN written out) back to NaN, so matplotlib leaves a gap."""
+    return [np.nan if v is None else float(v) for v in values]
+
+
+def _settings(metrics: dict, cfg: dict) -> list[tuple[str, dict]]:
+    return [(cfg[k], metrics[cfg[k]]) for k in ("setting", "negative") if cfg.get(k) in metrics]
+
+
+def spectrum_vs_nulls(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
+    """Attention statistics per layer: trained models against the nulls."""
+    apply_style()
+    name, m = _settings(metrics, cfg)[0]
+    spectra = m["spectra"]
+    models = [k for k in spectra if k != "uniform"]
+    fig, axes = plt.subplots(1, len(STATS), figsize=(4 * len(STATS), 3.6))
+    width = 0.8 / len(models)
+    for ax, (stat, label) in zip(axes, STATS.items(), strict=True):
+        for i, model in enumerate(models):
+            layers = spectra[model]["layers"]
+            means = [layer[stat]["mean"] for layer in layers]
+            sds = [np.std(layer[stat]["per_seed"]) for layer in layers]
+            x = np.arange(len(layers)) + (i - len(models) / 2 + 0.5) * width
+            ax.bar(x, means, width, yerr=sds, label=model.replace("__", " "))
+        if stat in spectra["uniform"]:
+            ax.axhline(
+                spectra["uniform"][stat], color="k", ls="--", lw=1, label="uniform (analytic)"
+            )
+        ax.set_xticks(range(len(layers)), [f"layer {k}" for k in range(len(layers))])
+        ax.set_ylabel(label)
+    axes[0].legend(fontsize=6, ncol=2)
+    fig.suptitle(f"{name}: attention spectra vs nulls (mean ± sd over seeds)")
+    save_figure(fig, png, pdf)
+
+
+def gene_map(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
+    """Loadings of the leading direction in gene space, |cos| with the planted program per
+    group in both settings, and the cross-group cosine matrix."""
+    apply_style()
+    settings = [(n, m) for n, m in _settings(metrics, cfg) if "gene_maps" in m]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2), gridspec_kw={"width_ratios": [2, 1.2, 1]})
+    name, m = settings[0]
+    maps = m["gene_maps"]
+    groups = maps["groups"]
+    loadings = np.array([maps["mean_gene_map"][g] for g in groups])
+    scale = np.abs(loadings).max(1, keepdims=True)
+    im = axes[0].imshow(
+        loadings / np.where(scale > 0, scale, 1), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1
+    )
+    axes[0].set_yticks(range(len(groups)), groups)
+    axes[0].set_xlabel("gene (first 15 cycling, next 15 p53 targets in the simulator)")
+    axes[0].set_title(f"{name}: gene map of v₁ (scaled per group, sign aligned)")
+    fig.colorbar(im, ax=axes[0], fraction=0.03)
+    width = 0.8 / len(settings)
+    for i, (sname, sm) in enumerate(settings):
+        values = [sm["gene_maps"]["abs_cos_stress"].get(g, np.nan) for g in groups]
+        axes[1].barh(np.arange(len(groups)) + i * width, values, width, label=sname)
+    axes[1].axvline(0.5, color="k", ls="--", lw=1, label="criterion 0.5")
+    axes[1].set_yticks(np.arange(len(groups)) + width / 2, groups)
+    axes[1].invert_yaxis()
+    axes[1].set_xlabel("|cos(gene map, planted program)|")
+    axes[1].legend(fontsize=7)
+    im = axes[2].imshow(np.array(maps["cross_group_abs_cos"]), vmin=0, vmax=1, cmap="viridis")
+    axes[2].set_title(f"cross-group |cos| (median {maps['median_cross_group_abs_cos']:.2f})")
+    axes[2].set_xticks([])
+    axes[2].set_yticks([])
+    fig.colorbar(im, ax=axes[2], fraction=0.046)
+    save_figure(fig, png, pdf)
+
+
+def quality_vs_distance(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
+    """pearson_delta against predicted-NN-distance (group-normalised), L2 and cosine."""
+    apply_style()
+    settings = _settings(metrics, cfg)
+    fig, axes = plt.subplots(len(settings), 2, figsize=(10, 3.8 * len(settings)), squeeze=False)
+    for row, (name, m) in zip(axes, settings, strict=True):
+        scatter, quality = m["scatter"], np.array(m["scatter"]["pearson_delta"])
+        models = np.array(scatter["model"])
+        for ax, metric in zip(row, ("l2", "cosine"), strict=True):
+            d = np.array(scatter[f"nn_{metric}"]) / np.array(scatter[f"scale_{metric}"])
+            for model in sorted(set(models)):
+                sel = models == model
+                ax.scatter(d[sel], quality[sel], s=6, alpha=0.5, label=model)
+            dec = m["rho"]["deciles"][f"nn_{metric}"]
+            ax.plot(dec["score"], dec["quality"], "k-o", ms=3, label="decile means (all seeds)")
+            pooled = m["rho"]["pooled"][f"nn_{metric}"]
+            rho = {
+                k: v
+                for k, v in zip(
+                    ("rho", "low", "high"),
+                    _num(pooled[k] for k in ("rho", "low", "high")),
+                    strict=True,
+                )
+            }
+            ax.set_title(
+                f"{name}, {metric}: pooled ρ = {rho['rho']:.2f} "
+                f"[{rho['low']:.2f}, {rho['high']:.2f}]"
+            )
+            ax.set_xlabel(f"predicted-NN-distance ({metric}) / group median train NN distance")
+            ax.set_ylabel("pearson_delta (cell-eval)")
+        row[0].legend(fontsize=7)
+    save_figure(fig, png, pdf)
+
+
+def rho_table(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
+    """Spearman ρ(q, signal) per (encoder, line) group and pooled, both settings."""
+    apply_style()
+    settings = _settings(metrics, cfg)
+    signals = list(LABELS)
+    heights = [len(m["rho"]["groups"]) + 1 for _, m in settings]
+    fig, axes = plt.subplots(
+        len(settings),
+        1,
+        figsize=(13, 0.45 * sum(heights) + 2),
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )
+    for ax, (name, m) in zip(axes[:, 0], settings, strict=True):
+        groups = sorted(m["rho"]["groups"])
+        rows = [m["rho"]["groups"][g] for g in groups] + [m["rho"]["pooled"]]
+        values = np.array([_num(r[s]["rho"] for s in signals) for r in rows])
+        ax.imshow(values, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+        for (i, j), v in np.ndenumerate(values):
+            low, high = _num([rows[i][signals[j]]["low"], rows[i][signals[j]]["high"]])
+            ax.text(
+                j, i, f"{v:+.2f}\n[{low:+.2f}, {high:+.2f}]", ha="center", va="center", fontsize=6
+            )
+        ax.set_xticks(range(len(signals)), [LABELS[s] for s in signals])
+        ax.set_yticks(range(len(rows)), [*groups, "pooled (normalised)"])
+        ax.set_title(f"{name}: Spearman ρ(pearson_delta, signal), mean over seeds [95% bootstrap]")
+        ax.grid(False)
+    save_figure(fig, png, pdf)
+
+
+def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
+    """Held-out balanced accuracy of the pooled threshold (fitted direction) per group, with
+    the group's own best rule; risk-coverage curves of predicted-NN cosine distance."""
+    apply_style()
+    settings = _settings(metrics, cfg)
+    fig, axes = plt.subplots(2, len(settings), figsize=(7 * len(settings), 8), squeeze=False)
+    signals = ("nn_l2", "nn_cosine", "magnitude")
+    for col, (name, m) in enumerate(settings):
+        ax = axes[0, col]
+        groups = sorted(m["loo"]["nn_l2|threshold"]["groups"])
+        width = 0.8 / len(signals)
+        for i, s in enumerate(signals):
+            table = m["loo"][f"{s}|threshold"]["groups"]
+            x = np.arange(len(groups)) + i * width
+            ax.bar(
+                x,
+                _num(table[g]["balanced_accuracy"] for g in groups),
+                width,
+                label=f"{LABELS[s]} (LOO)",
+            )
+            ax.scatter(
+                x,
+                _num(table[g]["own_balanced_accuracy"] for g in groups),
+                s=8,
+                color="k",
+                zorder=3,
+                label="own best rule" if i == 0 else None,
+            )
+        ax.axhline(0.5, color="grey", ls=":", lw=1)
+        ax.set_xticks(np.arange(len(groups)) + width, groups, rotation=60, fontsize=7)
+        ax.set_ylabel("held-out balanced accuracy")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{name}: leave-one-group-out threshold (good = q ≥ q₀)")
+        ax.legend(fontsize=7)
+        ax = axes[1, col]
+        for g, curve in m["risk_coverage"]["nn_cosine"].items():
+            ax.plot(curve["coverage"], curve["risk"], lw=1, label=f"{g} (AURC {curve['aurc']:.2f})")
+        ax.set_xlabel("coverage (accepted share, most trusted first)")
+        ax.set_ylabel("risk = 1 − mean q of accepted")
+        ax.set_title(f"{name}: risk-coverage, predicted-NN cosine (seed {m['rho']['seeds'][0]})")
+        ax.legend(fontsize=5, ncol=2)
+    save_figure(fig, png, pdf)
