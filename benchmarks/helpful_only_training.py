@@ -85,9 +85,7 @@ def main() -> None:
         )
         print("2. one SFT recipe, 150 steps x 32 (CPU seconds)")
         ratio = trl / ours
-        print(
-            f"   library settings: {ours:.1f} s; TRL defaults on text: {trl:.1f} s; ratio {ratio:.2f}"
-        )
+        print(f"   ours: {ours:.1f} s; TRL defaults on text: {trl:.1f} s; ratio {ratio:.2f}")
         prompts = recipe_rows(
             {"ar": 1}, cfg.steps * cfg.batch_size // cfg.num_generations, np.random.default_rng(0)
         )
