@@ -95,19 +95,19 @@ def top_rows(degree: np.ndarray, k: int) -> np.ndarray:
 
 
 def grow(R, seed_row: int, s: int, reads: Reads, pool: int = GROW_POOL):
-    """Grown start: add rows by overlap with the seed row's sign-s support, shrinking the
-    shared columns, and keep the prefix with the largest exact-biclique proxy gain."""
+    """Grown start: add rows by overlap with the seed row's sign-s support V, shrinking the
+    shared columns, and keep the prefix with the largest exact-biclique proxy gain. Only
+    cells in the columns V matter, so those columns are what it reads."""
     V = R.row_support(seed_row, s)
     reads.rows.append([seed_row])
     if len(V) < 2:
         return None
-    lines, overlap = R.scores("rows", V, s, signed=True)  # overlap-ish order only
     reads.cols.append(V)
+    lines, overlap = R.scores("rows", V, s, signed=True)  # overlap-ish order only
     order = lines[np.lexsort((lines, -overlap))][:pool]
     best, shared, rows = (-1, V), V, [seed_row]
     for row in order[order != seed_row]:
         shared = np.intersect1d(shared, R.row_support(row, s), assume_unique=True)
-        reads.rows.append([row])
         rows.append(row)
         score = len(rows) * len(shared) - len(rows) - len(shared)
         if len(shared) < 2:
