@@ -43,11 +43,13 @@ def _all_of(cid: str, spec: dict, parts: list[tuple[str, Claim]]) -> Claim:
         + (f", {c.details}" if c.details else "")
         for label, c in parts
     )
+    criteria = " and ".join(c.criterion for _, c in parts)
+    verdict = REPRODUCED if held else NOT_REPRODUCED
     return Claim(
         cid,
         spec["claim"],
-        " and ".join(c.criterion for _, c in parts),
-        REPRODUCED if held else NOT_REPRODUCED,
+        criteria,
+        verdict,
         first.measured,
         spec.get("paper_value"),
         details,
@@ -55,31 +57,35 @@ def _all_of(cid: str, spec: dict, parts: list[tuple[str, Claim]]) -> Claim:
     )
 
 
-def _part(spec: dict, criterion: dict, measured, details: str = "") -> Claim:
-    return check("", spec["claim"], measured, criterion, details=details)
+def _cond(label: str, spec: dict, key: str, measured, details: str = "") -> tuple[str, Claim]:
+    """One condition: ``measured`` against the threshold criterion ``spec[key]``."""
+    return label, check("", spec["claim"], measured, spec[key], details=details)
 
 
-def _doc(inputs: dict, spec: dict, key: str = "dataset") -> dict | None:
-    return inputs["metrics"].get(spec[key])
+def _needs(*keys: str):
+    """The handler reads the summaries of the data sets named by ``spec[key]``; one that is
+    not in this run makes the claim "not tested" with the reason."""
+
+    def wrap(handler):
+        def run(cid, spec, inputs):
+            docs = [inputs["metrics"].get(spec[k]) for k in keys]
+            for k, doc in zip(keys, docs, strict=True):
+                if doc is None:
+                    reason = f"data set {spec[k]} is not in this run"
+                    return not_tested(
+                        cid, spec["claim"], reason, paper_value=spec.get("paper_value")
+                    )
+            return handler(cid, spec, *docs)
+
+        return run
+
+    return wrap
 
 
-def _absent(cid: str, spec: dict, key: str = "dataset") -> Claim:
-    return not_tested(
-        cid,
-        spec["claim"],
-        f"data set {spec[key]} is not in this run",
-        paper_value=spec.get("paper_value"),
-    )
-
-
-def attention_vs_nulls(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
-    spectra = doc["spectra"]
-    method = spec["method"]
+@_needs("dataset")
+def attention_vs_nulls(cid, spec, doc):
+    spectra, method, seeds = doc["spectra"], spec["method"], doc["rho"]["seeds"]
     trained = spectra[method]["layer_mean_per_seed"]
-    seeds = doc["rho"]["seeds"]
     parts, reported = [], []
     for comparison in [*spec["comparisons"], *spec.get("reported", [])]:
         stat, null = comparison["statistic"], comparison["null"]
@@ -99,156 +105,121 @@ def attention_vs_nulls(cid, spec, inputs):
     return claim
 
 
-def program_gene_map(cid, spec, inputs):
-    strong, negative = _doc(inputs, spec), _doc(inputs, spec, "negative_dataset")
-    if strong is None or negative is None:
-        return _absent(cid, spec, "dataset" if strong is None else "negative_dataset")
+@_needs("dataset", "negative_dataset")
+def program_gene_map(cid, spec, strong, negative):
     maps, neg = strong["gene_maps"], negative["gene_maps"]
+    per_group = f"per group {_rounded(maps['abs_cos_stress'])}"
     parts = [
-        (
+        _cond(
             f"{spec['dataset']} median |cos|",
-            _part(
-                spec,
-                spec["criterion"],
-                maps["median_abs_cos_stress"],
-                f"per group {_rounded(maps['abs_cos_stress'])}",
-            ),
+            spec,
+            "criterion",
+            maps["median_abs_cos_stress"],
+            per_group,
         ),
-        (
-            "cross-group consistency",
-            _part(spec, spec["consistency"], maps["median_cross_group_abs_cos"]),
-        ),
-        (
+        _cond("cross-group consistency", spec, "consistency", maps["median_cross_group_abs_cos"]),
+        _cond(
             f"{spec['negative_dataset']} must fail",
-            _part(
-                spec,
-                spec["negative"],
-                neg["median_abs_cos_stress"],
-                f"per group {_rounded(neg['abs_cos_stress'])}",
-            ),
+            spec,
+            "negative",
+            neg["median_abs_cos_stress"],
+            f"per group {_rounded(neg['abs_cos_stress'])}",
         ),
     ]
     return _all_of(cid, spec, parts)
 
 
-def degrades_with_distance(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
+@_needs("dataset")
+def degrades_with_distance(cid, spec, doc):
     signal = spec["signal"]
     rhos = {g: v[signal]["rho"] for g, v in doc["rho"]["groups"].items()}
-    share = float(np.mean([r < 0 for r in rhos.values()]))
+    share = float(np.mean([r is not None and r < 0 for r in rhos.values()]))
     curve = doc["rho"]["deciles"][signal]["quality"]
-    monotone = float(spearman(np.arange(len(curve)), np.asarray(curve)))
+    monotone = float(spearman(np.arange(len(curve)), np.asarray(curve, dtype=float)))
     parts = [
-        (
-            "groups with ρ < 0",
-            _part(spec, spec["criterion"], share, f"ρ per group {_rounded(rhos)}"),
-        ),
-        ("decile curve", _part(spec, spec["deciles"], monotone, f"decile means {_rounded(curve)}")),
+        _cond("groups with ρ < 0", spec, "criterion", share, f"ρ per group {_rounded(rhos)}"),
+        _cond("decile curve", spec, "deciles", monotone, f"decile means {_rounded(curve)}"),
     ]
     return _all_of(cid, spec, parts)
 
 
-def family_vs_pool(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
+@_needs("dataset")
+def family_vs_pool(cid, spec, doc):
     c4 = doc["c4"]
     if not c4["available"]:
         return not_tested(cid, spec["claim"], c4["reason"], paper_value=spec.get("paper_value"))
     seeds = c4["seeds"]
     family = dict(zip(seeds, c4["family_drop"], strict=True))
     pool = dict(zip(seeds, c4["pool_drop"], strict=True))
-    zero = dict.fromkeys(seeds, 0.0)
-    means = {k: _rounded(v) for k, v in c4["mean_quality"].items()}
+    means = f"mean probe q per design { ({k: _rounded(v) for k, v in c4['mean_quality'].items()}) }"
     parts = [
-        (
-            "family drop − pool drop",
-            paired_claim("", spec, family, pool, f"mean probe q per design {means}"),
-        ),
-        ("family drop > 0", paired_claim("", spec, family, zero)),
+        ("family drop − pool drop", paired_claim("", spec, family, pool, means)),
+        ("family drop > 0", paired_claim("", spec, family, dict.fromkeys(seeds, 0.0))),
     ]
     return _all_of(cid, spec, parts)
 
 
-def pooled_rho(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
+@_needs("dataset")
+def pooled_rho(cid, spec, doc):
     r = doc["rho"]["pooled"][spec["signal"]]
-    oracle = doc["rho"]["pooled"].get(spec["signal"].replace("nn_", "oracle_"), {})
-    details = (
-        f"pooled ρ {r['rho']:.3f} [{r['low']:.3f}, {r['high']:.3f}], per seed "
-        f"{_rounded(r['per_seed'])}; oracle ρ {oracle.get('rho', math.nan):.3f}"
-    )
+    oracle = doc["rho"]["pooled"].get(spec["signal"].replace("nn_", "oracle_"))
+    details = f"pooled ρ {_interval(r, 'rho')}, per seed {_rounded(r['per_seed'])}"
+    if oracle:
+        details += f"; oracle ρ {_interval(oracle, 'rho')}"
     claim = check_spec(cid, spec, r["high"], details)
     return dataclasses.replace(claim, measured=r["rho"], interval=(r["low"], r["high"]))
 
 
-def loo_transfer(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
+@_needs("dataset")
+def loo_transfer(cid, spec, doc):
     loo = doc["loo"][f"{spec['signal']}|{spec.get('good', 'threshold')}"]
     bas = {g: v["balanced_accuracy"] for g, v in loo["groups"].items()}
     directions = {g: v["directions"] for g, v in loo["groups"].items()}
+    per_group = f"per group {_rounded(bas)}; fitted directions {directions}"
     parts = [
-        (
+        _cond(
             "mean held-out balanced accuracy",
-            _part(
-                spec,
-                spec["criterion"],
-                loo["mean_balanced_accuracy"],
-                f"per group {_rounded(bas)}; fitted directions {directions}",
-            ),
+            spec,
+            "criterion",
+            loo["mean_balanced_accuracy"],
+            per_group,
         ),
-        ("mean gap to own rule", _part(spec, spec["gap"], loo["mean_gap"])),
+        _cond("mean gap to own rule", spec, "gap", loo["mean_gap"]),
     ]
     return _all_of(cid, spec, parts)
 
 
-def beats_magnitude(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
-    signal = spec["signal"]
-    groups = doc["rho"]["groups"]
+@_needs("dataset")
+def beats_magnitude(cid, spec, doc):
+    signal, groups = spec["signal"], doc["rho"]["groups"]
     wins = {g: abs(v[signal]["rho"]) > abs(v["magnitude"]["rho"]) for g, v in groups.items()}
     pooled = doc["rho"]["pooled"][f"{signal}_vs_magnitude"]
+    share = float(np.mean(list(wins.values())))
     parts = [
-        (
+        _cond(
             "groups where |ρ_NN| > |ρ_mag|",
-            _part(
-                spec,
-                spec["criterion"],
-                float(np.mean(list(wins.values()))),
-                f"{sum(wins.values())} of {len(wins)}",
-            ),
+            spec,
+            "criterion",
+            share,
+            f"{sum(wins.values())} of {len(wins)}",
         ),
-        (
+        _cond(
             "pooled paired bootstrap",
-            _part(
-                spec,
-                spec["pooled"],
-                pooled["low"],
-                f"|ρ_NN| − |ρ_mag| = {_interval(pooled, 'diff')}",
-            ),
+            spec,
+            "pooled",
+            pooled["low"],
+            f"|ρ_NN| − |ρ_mag| = {_interval(pooled, 'diff')}",
         ),
     ]
     return _all_of(cid, spec, parts)
 
 
-def aggregate_vs_rho(cid, spec, inputs):
-    doc = _doc(inputs, spec)
-    if doc is None:
-        return _absent(cid, spec)
+@_needs("dataset")
+def aggregate_vs_rho(cid, spec, doc):
     rec = doc["aggregate_vs_rho"][spec["signal"]]
-    details = (
-        f"group mean q {_rounded(dict(zip(rec['groups'], rec['mean_quality'], strict=True)))}; "
-        f"group ρ {_rounded(dict(zip(rec['groups'], rec['rho'], strict=True)))}"
-    )
-    return check_spec(cid, spec, abs(rec["spearman"]), details)
+    quality = _rounded(dict(zip(rec["groups"], rec["mean_quality"], strict=True)))
+    rho = _rounded(dict(zip(rec["groups"], rec["rho"], strict=True)))
+    return check_spec(cid, spec, abs(rec["spearman"]), f"group mean q {quality}; group ρ {rho}")
 
 
 def generator_self_check(cid, spec, inputs):
@@ -258,15 +229,16 @@ def generator_self_check(cid, spec, inputs):
     return check_spec(cid, spec, min(cosines.values()), details)
 
 
-def self_only_identity(cid, spec, inputs):
-    doc = _doc(inputs, spec)
+@_needs("dataset")
+def self_only_identity(cid, spec, doc):
     kl = [layer["kl_uniform"]["mean"] for layer in doc["spectra"][spec["method"]]["layers"]]
     ratio = min(kl) / doc["spectra"]["uniform"]["self_only_kl_uniform"]
     return check_spec(cid, spec, ratio, f"mean row KL per layer {_rounded(kl)} vs log S")
 
 
 def _interval(record: dict, key: str) -> str:
-    return f"{record[key]:.3f} [{record['low']:.3f}, {record['high']:.3f}]"
+    value, low, high = _rounded([record[key], record["low"], record["high"]])
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _rounded(values):

@@ -58,8 +58,17 @@ def spectrum_vs_nulls(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
             )
         ax.set_xticks(range(len(layers)), [f"layer {k}" for k in range(len(layers))])
         ax.set_ylabel(label)
-    axes[0].legend(fontsize=6, ncol=2)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(
+        handles,
+        labels,
+        loc="lower center",
+        ncol=len(labels),
+        fontsize=7,
+        bbox_to_anchor=(0.5, -0.08),
+    )
     fig.suptitle(f"{name}: attention spectra vs nulls (mean ± sd over seeds)")
+    fig.tight_layout()
     save_figure(fig, png, pdf)
 
 
@@ -95,6 +104,7 @@ def gene_map(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
     axes[2].set_xticks([])
     axes[2].set_yticks([])
     fig.colorbar(im, ax=axes[2], fraction=0.046)
+    fig.tight_layout()
     save_figure(fig, png, pdf)
 
 
@@ -203,4 +213,5 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
         ax.set_ylabel("risk = 1 − mean q of accepted")
         ax.set_title(f"{name}: risk-coverage, predicted-NN cosine (seed {m['rho']['seeds'][0]})")
         ax.legend(fontsize=5, ncol=2)
+    fig.tight_layout()
     save_figure(fig, png, pdf)
