@@ -49,6 +49,11 @@ def enabled_papers():
     return [p for p in PAPERS if paper_config(p)["enabled"]]
 
 
+def paper_title(paper):
+    """The paper's name as the paper writes it (``repro.<paper>.TITLE``), for the ledger."""
+    return importlib.import_module(f"repro.{paper}").TITLE
+
+
 def paper_targets():
     return [f"results/{paper}/claims.json" for paper in enabled_papers()]
 

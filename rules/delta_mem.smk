@@ -113,7 +113,7 @@ rule delta_mem_figure_accuracy:
         png=report(
             "results/delta_mem/figures/accuracy_vs_facts.png",
             caption="../workflow/report/delta_mem_accuracy_vs_facts.rst",
-            category="DELTA_MEM",
+            category="δ-Mem",
         ),
         pdf="results/delta_mem/figures/accuracy_vs_facts.pdf",
     log:
@@ -134,7 +134,7 @@ use rule delta_mem_figure_accuracy as delta_mem_figure_ratios with:
         png=report(
             "results/delta_mem/figures/gain_ratios.png",
             caption="../workflow/report/delta_mem_gain_ratios.rst",
-            category="DELTA_MEM",
+            category="δ-Mem",
         ),
         pdf="results/delta_mem/figures/gain_ratios.pdf",
     log:
@@ -150,7 +150,7 @@ use rule delta_mem_figure_accuracy as delta_mem_figure_ablations with:
         png=report(
             "results/delta_mem/figures/ablations.png",
             caption="../workflow/report/delta_mem_ablations.rst",
-            category="DELTA_MEM",
+            category="δ-Mem",
         ),
         pdf="results/delta_mem/figures/ablations.pdf",
     log:
@@ -167,7 +167,7 @@ use rule delta_mem_figure_accuracy as delta_mem_figure_cost with:
         png=report(
             "results/delta_mem/figures/cost.png",
             caption="../workflow/report/delta_mem_cost.rst",
-            category="DELTA_MEM",
+            category="δ-Mem",
         ),
         pdf="results/delta_mem/figures/cost.pdf",
     log:

@@ -1,7 +1,10 @@
-"""Claim checks: a measured number against a criterion written in the config before the run.
+"""Claims and checks: measured numbers against criteria written in the config before the run.
 
-Every paper writes ``results/<paper>/claims.json`` as a list of :class:`Claim`; the
-workflow gathers them into ``results/claims.md`` with :func:`claims_markdown`.
+A *claim* is an empirical statement of a paper whose outcome was not known when the code
+was written (verdict reproduced / not reproduced / not tested at this scale). A *check* is
+a property that holds by construction unless there is a bug (verdict passed / failed); it
+is reported apart and never counted as a claim. Every paper writes both to
+``results/<paper>/claims.json``; :mod:`repro.common.ledger` gathers them.
 """
 
 from __future__ import annotations
@@ -10,16 +13,22 @@ import dataclasses
 import logging
 import math
 import operator
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
+
+from repro.common.stats import PairedDifference, paired_difference
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_TESTED = "not tested at this scale"
+PASSED = "passed"
+FAILED = "failed"
+CLAIM, CHECK = "claim", "check"
 
 log = logging.getLogger(__name__)
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+PAIRED_TESTS = ("beats", "matches", "at_least")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,12 +40,18 @@ class Claim:
     measured: float | None = None
     paper_value: Any = None
     details: str = ""
+    interval: tuple[float, float] | None = None  # the measured number's confidence interval
+    type: str = CLAIM
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def check(
     claim_id: str,
     claim: str,
-    measured: float,
+    measured: float | None,
     criterion: Mapping[str, Any],
     *,
     paper_value: Any = None,
@@ -44,27 +59,41 @@ def check(
 ) -> Claim:
     """Compare ``measured`` with ``criterion = {op, threshold, [description]}`` from config.
 
-    A NaN measurement is a failed check, never a pass.
+    A missing (None) or NaN measurement never holds: "not reproduced", with the reason.
     """
     op = criterion["op"]
     if op not in _OPS:
         raise ValueError(f"claim {claim_id}: criterion op must be one of {sorted(_OPS)}")
     threshold = float(criterion["threshold"])
-    measured = float(measured)
     text = f"{criterion.get('description', 'measured')} {op} {threshold:g}"
-    held = not math.isnan(measured) and _OPS[op](measured, threshold)
+    if _missing(measured):
+        return Claim(
+            claim_id,
+            claim,
+            text,
+            NOT_REPRODUCED,
+            None,
+            paper_value,
+            _join(details, "the measured value is missing (NaN or not computed)"),
+        )
+    measured = float(measured)
+    held = _OPS[op](measured, threshold)
     return Claim(
-        id=claim_id,
-        claim=claim,
-        criterion=text,
-        verdict=REPRODUCED if held else NOT_REPRODUCED,
-        measured=measured,
-        paper_value=paper_value,
-        details=details,
+        claim_id,
+        claim,
+        text,
+        REPRODUCED if held else NOT_REPRODUCED,
+        measured,
+        paper_value,
+        details,
     )
 
 
-def check_spec(claim_id: str, spec: Mapping[str, Any], measured: float, details: str = "") -> Claim:
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
+
+
+def check_spec(claim_id: str, spec: Mapping[str, Any], measured, details: str = "") -> Claim:
     """:func:`check` of a claim as written in config (claim, criterion, paper_value)."""
     return check(
         claim_id,
@@ -94,41 +123,142 @@ def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = Non
     )
 
 
-def _cell(value: Any) -> str:
-    if value is None or value == "":
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+# --- paired comparisons over shared seeds ---------------------------------------------------
+def paired_criterion_text(criterion: Mapping[str, Any]) -> str:
+    test = criterion["test"]
+    if test not in PAIRED_TESTS:
+        raise ValueError(f"paired criterion test must be one of {PAIRED_TESTS}, got {test!r}")
+    delta = float(criterion.get("delta", 0.0))
+    pct = f"{100 * criterion.get('confidence', 0.95):g}%"
+    what = criterion.get("description", "A − B")
+    return {
+        "beats": f"{what}: {pct} interval above 0",
+        "matches": f"{what}: {pct} interval inside ±{delta:g}",
+        "at_least": f"{what}: {pct} interval's lower end above −{delta:g}",
+    }[test]
 
 
-def claims_markdown(papers: Iterable[tuple[str, list[Mapping[str, Any]]]]) -> str:
-    """One table per paper, plus a count of verdicts, from the papers' claims.json lists."""
-    lines = ["# Which claims held", ""]
-    counts: dict[str, int] = {}
-    sections = []
-    for paper, claims in papers:
-        sections += [
-            f"## {paper}",
-            "",
-            "| claim | paper | measured | criterion | verdict | details |",
-        ]
-        sections.append("|---|---|---|---|---|---|")
-        for c in claims:
-            counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
-            cells = [
-                c["claim"],
-                c.get("paper_value"),
-                c.get("measured"),
-                c["criterion"],
-                f"**{c['verdict']}**",
-                c.get("details"),
-            ]
-            sections.append("| " + " | ".join(_cell(v) for v in cells) + " |")
-        sections.append("")
-    summary = ", ".join(f"{n} {verdict}" for verdict, n in sorted(counts.items()))
-    lines += [f"Verdicts: {summary or 'no claims'}.", ""]
-    return "\n".join(lines + sections)
+def paired_verdict(diff: PairedDifference, criterion: Mapping[str, Any]) -> bool:
+    """Whether an oriented difference (positive = A better) meets a paired criterion.
+
+    beats: the interval lies above 0; matches: inside ±delta; at_least: its lower end lies
+    above −delta. A missing interval (one seed, a NaN) never meets any.
+    """
+    paired_criterion_text(criterion)  # validates the test
+    if math.isnan(diff.low) or math.isnan(diff.high):
+        return False
+    delta = float(criterion.get("delta", 0.0))
+    return {
+        "beats": diff.low > 0,
+        "matches": -delta < diff.low and diff.high < delta,
+        "at_least": diff.low > -delta,
+    }[criterion["test"]]
+
+
+def _oriented(a: Mapping, b: Mapping, criterion: Mapping[str, Any]) -> PairedDifference:
+    sign = 1.0 if criterion["higher_is_better"] else -1.0
+    return paired_difference(
+        {k: sign * float(v) for k, v in a.items()},
+        {k: sign * float(v) for k, v in b.items()},
+        confidence=criterion.get("confidence", 0.95),
+        method=criterion.get("interval", "t"),
+    )
+
+
+def paired_claim(
+    claim_id: str, spec: Mapping[str, Any], a: Mapping, b: Mapping, details: str = ""
+) -> Claim:
+    """A claim that A beats / matches / is at least B, judged on the per-seed differences.
+
+    ``a`` and ``b`` map seed -> value over the same seeds; ``spec["criterion"]`` is a paired
+    criterion ``{test, delta, higher_is_better, confidence, interval}``. The measured number
+    is the mean difference oriented so that positive means A is better, with its interval.
+    Different seeds, fewer than two, or a missing value: "not reproduced" with the reason.
+    """
+    criterion = spec["criterion"]
+    text = paired_criterion_text(criterion)
+    if set(a) != set(b) or len(a) < 2 or any(_missing(v) for v in [*a.values(), *b.values()]):
+        reason = (
+            "needs the same ≥ 2 seeds on both sides without missing values "
+            f"(A: {dict(a)}, B: {dict(b)})"
+        )
+        return Claim(
+            claim_id,
+            spec["claim"],
+            text,
+            NOT_REPRODUCED,
+            paper_value=spec.get("paper_value"),
+            details=_join(details, reason),
+        )
+    diff = _oriented(a, b, criterion)
+    return Claim(
+        claim_id,
+        spec["claim"],
+        text,
+        REPRODUCED if paired_verdict(diff, criterion) else NOT_REPRODUCED,
+        diff.mean,
+        spec.get("paper_value"),
+        _join(details, f"per-seed differences {_fmt(diff.differences)}; {diff.text()}"),
+        (diff.low, diff.high),
+    )
+
+
+def _fmt(values) -> str:
+    return "[" + ", ".join(f"{v:+.3g}" for v in values) + "]"
+
+
+def _per_seed(document: Mapping[str, Any], method: str, metric: str) -> dict[int, float]:
+    """seed -> value of one method's metric in a metrics document of the shared layout
+    ``{seeds, methods: {m: {per_seed: [row per seed], mean, std}}}``."""
+    rows = document["methods"][method]["per_seed"]
+    return {int(s): row.get(metric) for s, row in zip(document["seeds"], rows, strict=True)}
+
+
+def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[str, Any]) -> Claim:
+    """A ``comparison`` claim: ``method`` against every one of ``baselines`` on one metric of
+    one data set, paired over the data set's seeds (``criterion`` is a paired criterion).
+
+    It holds when it holds against every baseline; the measured number and interval are the
+    least favourable baseline's. ``metrics`` maps data set names to metrics documents.
+    A data set absent from this run makes the claim "not tested at this scale".
+    """
+    paper_value = spec.get("paper_value")
+    if spec["dataset"] not in metrics:
+        return not_tested(
+            claim_id,
+            spec["claim"],
+            f"data set {spec['dataset']} is not in this run",
+            paper_value=paper_value,
+        )
+    document, metric = metrics[spec["dataset"]], spec["metric"]
+    if "test" not in spec["criterion"]:
+        return _unpaired_comparison(claim_id, spec, document)
+    a = _per_seed(document, spec["method"], metric)
+    results = {
+        b: paired_claim(claim_id, spec, a, _per_seed(document, b, metric))
+        for b in spec["baselines"]
+    }
+
+    def favour(name):  # failed before held, then the lower interval end first
+        r = results[name]
+        return (r.verdict == REPRODUCED, -math.inf if r.interval is None else r.interval[0])
+
+    worst = min(results, key=favour)
+    held = all(r.verdict == REPRODUCED for r in results.values())
+    against = "; ".join(
+        f"vs {b}: {r.measured:+.4g} [{r.interval[0]:+.4g}, {r.interval[1]:+.4g}]"
+        if r.interval
+        else f"vs {b}: {r.details}"
+        for b, r in results.items()
+    )
+    details = (
+        f"{spec['dataset']}, {metric}, {spec['method']} per seed "
+        f"{ {s: round(v, 4) if v is not None else v for s, v in a.items()} }; {against} "
+        f"(A − B, positive = {spec['method']} better); least favourable: {worst}"
+    )
+    return dataclasses.replace(
+        results[worst], verdict=REPRODUCED if held else NOT_REPRODUCED, details=details
+    )
 
 
 def compare_methods(
@@ -144,14 +274,13 @@ def compare_methods(
     statistic: str = "difference",
     paper_value: Any = None,
 ) -> Claim:
-    """Compare ``method`` with the best of ``baselines`` on one metric (means over seeds).
-
-    The measured number is how much worse ``method`` is than the best baseline:
-    ``difference`` in the metric's units, or ``z``, that difference over the pooled
-    seed-to-seed standard deviation. Negative means the method is better.
-    """
+    """Unpaired comparison with the best of ``baselines`` (means over seeds); kept only while
+    a paper's config still has threshold criteria for comparisons."""
     if statistic not in ("difference", "z"):
         raise ValueError(f"claim {claim_id}: statistic must be 'difference' or 'z'")
+    values = [means[m] for m in [method, *baselines]] + [stds[m] for m in [method, *baselines]]
+    if any(_missing(v) for v in values):
+        return check(claim_id, claim, None, criterion, paper_value=paper_value)
     sign = 1.0 if lower_is_better else -1.0
     best = min(baselines, key=lambda b: sign * means[b])
     gap = sign * (means[method] - means[best])
@@ -171,31 +300,16 @@ def compare_methods(
     return check(claim_id, claim, measured, described, paper_value=paper_value, details=details)
 
 
-def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[str, Any]) -> Claim:
-    """A ``comparison`` claim from config: ``spec`` names dataset, metric, method, baselines,
-    lower_is_better, criterion (and optionally statistic, paper_value); ``metrics`` maps data
-    set names to metrics documents {methods: {m: {mean, std, [selection]}}}.
-
-    A data set or method absent from this run makes the claim "not tested at this scale";
-    methods that do not report the metric (ERM estimates no π̂) are left out.
-    """
-    paper_value = spec.get("paper_value")
-    if spec["dataset"] not in metrics:
-        return not_tested(
-            claim_id,
-            spec["claim"],
-            f"data set {spec['dataset']} is not in this run",
-            paper_value=paper_value,
-        )
+def _unpaired_comparison(claim_id, spec, document) -> Claim:
     metric = spec["metric"]
-    methods = {m: v for m, v in metrics[spec["dataset"]]["methods"].items() if metric in v["mean"]}
+    methods = {m: v for m, v in document["methods"].items() if metric in v["mean"]}
     missing = [m for m in [spec["method"], *spec["baselines"]] if m not in methods]
     if missing:
         return not_tested(
             claim_id,
             spec["claim"],
             f"{missing} report no {metric} in this run",
-            paper_value=paper_value,
+            paper_value=spec.get("paper_value"),
         )
     claim = compare_methods(
         claim_id,
@@ -207,7 +321,7 @@ def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[st
         lower_is_better=spec["lower_is_better"],
         criterion=spec["criterion"],
         statistic=spec.get("statistic", "difference"),
-        paper_value=paper_value,
+        paper_value=spec.get("paper_value"),
     )
     context = f"{spec['dataset']}, {metric}"
     selection = methods[spec["method"]].get("selection")
@@ -216,6 +330,7 @@ def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[st
     return dataclasses.replace(claim, details=f"{context}: {claim.details}")
 
 
+# --- running a paper's claims and checks ------------------------------------------------------
 SHARED_KINDS = ("not_tested",)
 
 
@@ -225,21 +340,47 @@ def claim_kinds(kinds: Mapping[str, Any]) -> tuple[str, ...]:
     return (*kinds, *SHARED_KINDS)
 
 
+def as_check(claim: Claim) -> Claim:
+    """The same result reported as a check: passed / failed instead of (not) reproduced."""
+    verdict = {REPRODUCED: PASSED, NOT_REPRODUCED: FAILED}.get(claim.verdict, claim.verdict)
+    return dataclasses.replace(claim, type=CHECK, verdict=verdict)
+
+
+def _run_one(claim_id, spec, kinds, inputs) -> Claim:
+    if spec["kind"] == "not_tested":
+        return not_tested(
+            claim_id, spec["claim"], spec["reason"], paper_value=spec.get("paper_value")
+        )
+    if spec["kind"] not in kinds:
+        raise ValueError(f"claim {claim_id}: unknown kind {spec['kind']!r}")
+    try:
+        return kinds[spec["kind"]](claim_id, spec, inputs)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError, IndexError) as error:
+        # a value the run did not produce: a verdict with the reason, not a crashed job
+        log.warning("%s could not be computed", claim_id, exc_info=True)
+        return Claim(
+            claim_id,
+            spec["claim"],
+            "",
+            NOT_REPRODUCED,
+            paper_value=spec.get("paper_value"),
+            details=f"not computable from this run's metrics: {type(error).__name__}: {error}",
+        )
+
+
 def run_claims(
-    specs: Mapping[str, Mapping[str, Any]], kinds: Mapping[str, Any], inputs: Any
+    specs: Mapping[str, Mapping[str, Any]],
+    kinds: Mapping[str, Any],
+    inputs: Any,
+    checks: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Claim]:
-    """Check every configured claim with its kind's handler, ``handler(id, spec, inputs)``
-    (``not_tested`` built in); ``inputs`` is whatever the paper's handlers read."""
-    claims = []
-    for claim_id, spec in specs.items():
-        if spec["kind"] == "not_tested":
-            claim = not_tested(
-                claim_id, spec["claim"], spec["reason"], paper_value=spec.get("paper_value")
-            )
-        elif spec["kind"] in kinds:
-            claim = kinds[spec["kind"]](claim_id, spec, inputs)
-        else:
-            raise ValueError(f"claim {claim_id}: unknown kind {spec['kind']!r}")
-        log.info("%s: %s (%s)", claim_id, claim.verdict, claim.details)
-        claims.append(claim)
-    return claims
+    """Every configured claim, then every check, with its kind's handler
+    ``handler(id, spec, inputs)`` (``not_tested`` built in); ``inputs`` is whatever the
+    paper's handlers read. Checks come back with type "check" and verdict passed / failed."""
+    results = [_run_one(cid, spec, kinds, inputs) for cid, spec in specs.items()]
+    results += [
+        as_check(_run_one(cid, spec, kinds, inputs)) for cid, spec in (checks or {}).items()
+    ]
+    for r in results:
+        log.info("%s %s: %s (%s)", r.type, r.id, r.verdict, r.details)
+    return results

@@ -38,19 +38,23 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def write_json(path: str | os.PathLike, data: Any) -> None:
-    """Write JSON atomically: a reader never sees a half-written file."""
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write text atomically: a reader never sees a half-written file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(to_jsonable(data), handle, indent=2, allow_nan=False)
-            handle.write("\n")
+            handle.write(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json(path: str | os.PathLike, data: Any) -> None:
+    """Write JSON atomically: a reader never sees a half-written file."""
+    write_text(path, json.dumps(to_jsonable(data), indent=2, allow_nan=False) + "\n")
 
 
 def read_json(path: str | os.PathLike) -> Any:

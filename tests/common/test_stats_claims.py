@@ -1,0 +1,244 @@
+"""Paired statistics against scipy, paired verdicts that can fail, the claims runner and the
+ledger's two renderings.
+
+* ``paired_difference``: the t interval equals scipy.stats.ttest_rel's; the bootstrap
+  interval agrees with scipy.stats.bootstrap's percentile interval to Monte-Carlo error.
+* ``paired_claim``: beats / matches / at_least come out "not reproduced" exactly when the
+  interval says so, and on NaN, None, one seed or different seeds.
+* ``comparison_claim``: judged against every baseline (the least favourable shown); a
+  metric stored as JSON null is "not reproduced", never a crash.
+* ``run_claims``: checks are typed and counted apart; a handler that cannot compute its
+  number gives "not reproduced" with the reason.
+* ``claims_rst``: renders with docutils without a single warning.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from docutils.core import publish_parts
+from scipy import stats
+
+from repro.common.claims import (
+    CHECK,
+    FAILED,
+    NOT_REPRODUCED,
+    NOT_TESTED,
+    PASSED,
+    REPRODUCED,
+    comparison_claim,
+    paired_claim,
+    run_claims,
+)
+from repro.common.ledger import claims_rst, summary_line
+from repro.common.stats import paired_difference
+
+RNG = np.random.default_rng(7)
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_t_interval_equals_scipy_ttest_rel(confidence):
+    a, b = RNG.normal(0.7, 0.05, 5), RNG.normal(0.65, 0.05, 5)
+    ours = paired_difference(a, b, confidence=confidence)
+    ref = stats.ttest_rel(a, b).confidence_interval(confidence_level=confidence)
+    assert ours.mean == pytest.approx(float(np.mean(a - b)))
+    assert (ours.low, ours.high) == pytest.approx((ref.low, ref.high), rel=1e-12)
+    assert ours.n == 5 and ours.differences == pytest.approx(tuple(a - b))
+
+
+def test_bootstrap_interval_agrees_with_scipy_bootstrap():
+    a, b = RNG.normal(1.0, 0.3, 8), RNG.normal(0.8, 0.3, 8)
+    ours = paired_difference(a, b, method="bootstrap", n_resamples=40_000, seed=1)
+    ref = stats.bootstrap(
+        (a - b,), np.mean, method="percentile", n_resamples=40_000, rng=np.random.default_rng(2)
+    ).confidence_interval
+    sd = float(np.std(a - b, ddof=1))
+    assert ours.low == pytest.approx(ref.low, abs=0.03 * sd)
+    assert ours.high == pytest.approx(ref.high, abs=0.03 * sd)
+
+
+def test_mappings_pair_by_seed_and_must_share_seeds():
+    d = paired_difference({2: 3.0, 0: 1.0, 1: 2.0}, {1: 1.0, 0: 1.0, 2: 1.0})
+    assert d.differences == (0.0, 1.0, 2.0)  # seed order 0, 1, 2
+    with pytest.raises(ValueError, match="same seeds"):
+        paired_difference({0: 1.0, 1: 2.0}, {0: 1.0, 2: 2.0})
+
+
+def test_one_seed_or_nan_gives_no_interval():
+    assert math.isnan(paired_difference([1.0], [0.0]).low)
+    assert math.isnan(paired_difference([1.0, float("nan")], [0.0, 0.0]).high)
+
+
+def _spec(test, delta=None, higher=True):
+    criterion = {"test": test, "higher_is_better": higher}
+    if delta is not None:
+        criterion["delta"] = delta
+    return {"claim": "A vs B", "criterion": criterion}
+
+
+SEEDS = (0, 1, 2, 3, 4)
+
+
+def _pair(shift, noise=0.002):
+    """B per seed and A = B + shift + small per-seed noise (a paired design)."""
+    base = {s: 0.7 + 0.05 * s for s in SEEDS}
+    jitter = dict(zip(SEEDS, RNG.normal(0, noise, len(SEEDS)), strict=True))
+    return {s: base[s] + shift + jitter[s] for s in SEEDS}, base
+
+
+@pytest.mark.parametrize(
+    ("test", "delta", "shift", "higher", "verdict"),
+    [
+        ("beats", None, 0.02, True, REPRODUCED),
+        ("beats", None, -0.02, True, NOT_REPRODUCED),
+        ("beats", None, 0.0, True, NOT_REPRODUCED),
+        ("beats", None, -0.02, False, REPRODUCED),  # lower is better: A below B wins
+        ("matches", 0.01, 0.0, True, REPRODUCED),
+        ("matches", 0.01, 0.02, True, NOT_REPRODUCED),  # two-sided: better by too much fails
+        ("matches", 0.01, -0.02, True, NOT_REPRODUCED),
+        ("at_least", 0.01, -0.005, True, REPRODUCED),
+        ("at_least", 0.01, 0.05, True, REPRODUCED),
+        ("at_least", 0.01, -0.03, True, NOT_REPRODUCED),
+    ],
+)
+def test_paired_verdicts(test, delta, shift, higher, verdict):
+    a, b = _pair(shift)
+    claim = paired_claim("c", _spec(test, delta, higher), a, b)
+    assert claim.verdict == verdict, claim
+    sign = 1 if higher else -1
+    assert claim.measured == pytest.approx(sign * shift, abs=0.003)
+    low, high = claim.interval
+    assert low <= claim.measured <= high
+
+
+def test_paired_claim_ignores_a_spread_that_pairing_removes():
+    """Seeds differ a lot, A − B is steady: paired beats, as an unpaired z could not."""
+    a, b = _pair(0.01, noise=0.001)
+    assert np.std(list(b.values())) > 0.05
+    assert paired_claim("c", _spec("beats"), a, b).verdict == REPRODUCED
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({0: 0.7, 1: None}, {0: 0.6, 1: 0.6}),
+        ({0: 0.7, 1: float("nan")}, {0: 0.6, 1: 0.6}),
+        ({0: 0.7}, {0: 0.6}),
+        ({0: 0.7, 1: 0.8}, {0: 0.6, 2: 0.6}),
+    ],
+    ids=["none", "nan", "one-seed", "other-seeds"],
+)
+def test_paired_claim_without_usable_values_is_not_reproduced(a, b):
+    claim = paired_claim("c", _spec("at_least", 0.5), a, b)
+    assert claim.verdict == NOT_REPRODUCED and claim.measured is None
+    assert "≥ 2 seeds" in claim.details
+
+
+def _document(values):
+    """A metrics document of the shared layout, method -> per-seed values of 'acc'."""
+    return {
+        "seeds": list(SEEDS),
+        "methods": {
+            m: {"per_seed": [{"acc": v} for v in vals], "mean": {}, "std": {}}
+            for m, vals in values.items()
+        },
+    }
+
+
+def _comparison(test="beats", delta=None):
+    return {
+        "kind": "comparison",
+        "claim": "ours beats both",
+        "dataset": "d",
+        "metric": "acc",
+        "method": "ours",
+        "baselines": ["weak", "strong"],
+        **_spec(test, delta),
+    }
+
+
+def test_comparison_needs_every_baseline_and_reports_the_least_favourable():
+    ours = [0.80, 0.82, 0.81, 0.83, 0.80]
+    weak = [v - 0.10 for v in ours]
+    strong = [v + d for v, d in zip(ours, [0.01, -0.012, 0.004, 0.0, -0.003], strict=True)]
+    doc = {"d": _document({"ours": ours, "weak": weak, "strong": strong})}
+    claim = comparison_claim("c", _comparison(), doc)
+    assert claim.verdict == NOT_REPRODUCED
+    assert "least favourable: strong" in claim.details
+    assert claim.measured == pytest.approx(np.mean(np.subtract(ours, strong)))
+    doc["d"]["methods"].pop("strong")
+    spec = _comparison() | {"baselines": ["weak"]}
+    assert comparison_claim("c", spec, doc).verdict == REPRODUCED
+
+
+def test_comparison_with_a_null_metric_is_not_reproduced_not_a_crash():
+    ours = [0.8, 0.8, None, 0.8, 0.8]  # a NaN stored as JSON null
+    doc = {"d": _document({"ours": ours, "weak": [0.5] * 5, "strong": [0.5] * 5})}
+    claim = comparison_claim("c", _comparison(), doc)
+    assert claim.verdict == NOT_REPRODUCED and "missing" in claim.details
+
+
+def test_comparison_on_a_data_set_not_run_is_not_tested():
+    assert comparison_claim("c", _comparison(), {}).verdict == NOT_TESTED
+
+
+def test_run_claims_types_checks_and_survives_missing_values():
+    kinds = {
+        "value": lambda cid, spec, inputs: paired_claim(cid, spec, *inputs[spec["what"]]),
+        "count": lambda cid, spec, inputs: inputs["nothing"]["here"],  # KeyError
+    }
+    good = _pair(0.05)
+    specs = {
+        "c1": {"kind": "value", "what": "good", **_spec("beats")},
+        "c2": {"kind": "count", "claim": "needs a file the run did not write"},
+        "c3": {"kind": "not_tested", "claim": "at scale", "reason": "needs a GPU"},
+    }
+    checks = {"k1": {"kind": "value", "what": "good", **_spec("beats")}}
+    out = run_claims(specs, kinds, {"good": good}, checks)
+    verdicts = {c.id: (c.type, c.verdict) for c in out}
+    assert verdicts == {
+        "c1": ("claim", REPRODUCED),
+        "c2": ("claim", NOT_REPRODUCED),
+        "c3": ("claim", NOT_TESTED),
+        "k1": (CHECK, PASSED),
+    }
+    assert "KeyError" in next(c for c in out if c.id == "c2").details
+    failing = run_claims(
+        {}, kinds, {"bad": _pair(-0.05)}, {"k": {"kind": "value", "what": "bad", **_spec("beats")}}
+    )
+    assert failing[0].verdict == FAILED
+    with pytest.raises(ValueError, match="unknown kind"):
+        run_claims({"x": {"kind": "vibes", "claim": "?"}}, kinds, {})
+
+
+def test_ledger_rst_renders_cleanly_with_both_tables():
+    entries = [
+        {
+            "id": "a",
+            "type": "claim",
+            "claim": "A *beats* B_1 | `x`",
+            "criterion": "A − B > 0",
+            "verdict": REPRODUCED,
+            "measured": 0.02,
+            "interval": [0.01, 0.03],
+            "details": "d",
+        },
+        {
+            "id": "b",
+            "type": "check",
+            "claim": "exact",
+            "criterion": "≤ 0",
+            "verdict": PASSED,
+            "measured": 0.0,
+            "details": "",
+        },
+    ]
+    papers = [("δ-Mem", entries), ("SBD", entries[:1])]
+    text = claims_rst(papers)
+    html = publish_parts(
+        text, writer="html", settings_overrides={"report_level": 1, "halt_level": 2}
+    )["html_body"]
+    assert "δ-Mem" in html and "SBD" in html
+    assert "A *beats* B_1 | `x`" in html.replace("&quot;", '"')  # escaped, shown literally
+    assert html.count("<table") == 3  # Claims + Checks for δ-Mem, Claims for SBD
+    assert summary_line(papers).startswith(f"Claims: 2 {REPRODUCED}, 0 {NOT_REPRODUCED}")
