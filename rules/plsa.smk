@@ -163,6 +163,7 @@ use rule plsa_figure_rate as plsa_figure_accuracy with:
 rule plsa_claims:
     input:
         rate="results/plsa/metrics/estimator_rate.json",
+        shift="results/plsa/metrics/estimator_shift.json",
         metrics=plsa_metrics(),
         figures=[
             "results/plsa/figures/error_vs_edges.png",
@@ -178,6 +179,7 @@ rule plsa_claims:
         "../envs/plsa.yaml"
     params:
         claims=lookup(dpath="papers/plsa/claims", within=config),
+        checks=lookup(dpath="papers/plsa/checks", within=config, default={}),
         datasets=plsa_datasets(),
     script:
         "../scripts/plsa_claims.py"

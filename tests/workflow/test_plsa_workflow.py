@@ -51,14 +51,41 @@ def test_end_to_end_metrics(test_run):
             assert all(1 / 3 < a <= 1 for a in accuracies), (method, accuracies)
             assert entry["mean"]["target_accuracy"] == pytest.approx(np.mean(accuracies))
             assert entry["selection"] == "source"
+            if method != "erm":  # the estimator's predictor, before and after scaling
+                for key in ("node_ece_before", "node_ece_after"):
+                    assert 0 <= entry["mean"][key] < 0.5, (method, key)
+            assert ("pair_ece_after" in entry["mean"]) == (method == "plsa_pair")
         assert "pi_l1_error" not in metrics["methods"]["erm"]["mean"]  # ERM estimates nothing
         assert metrics["methods"]["oracle"]["mean"]["pi_l1_error"] == pytest.approx(0, abs=1e-12)
+
+
+def test_strurw_run_is_the_published_method(test_run):
+    """StruRW: no label weights, mixing 0.5, and cell weights W = B̂_T / B_S. With B̂_T =
+    counts_T / (n̂ n̂ᵀ), counts_T / (W B_S) must be the outer product of the predicted class
+    sizes n̂, which sum to the target's node count (from the reported π̂ and the graphs)."""
+    from repro.plsa.csbm import pair_distribution
+    from repro.plsa.prepare import load_pair
+
+    dataset = next(iter(P["end_to_end"]["datasets"]))
+    document = _json(test_run, f"runs/{dataset}/strurw.json")
+    for seed, result in zip(document["seeds"], document["results"], strict=True):
+        source, target = load_pair(str(test_run / f"plsa/data/{dataset}.npz"), seed)
+        assert result["label_weights"] is False and result["beta"] == [1.0, 1.0, 1.0]
+        assert result["config"]["strurw_mix"] == 0.5
+        k = source.num_classes
+        sizes = np.bincount(source.y, minlength=k)
+        b_s = pair_distribution(source.edge_index, source.y, k) * source.edge_index.shape[1]
+        b_s = b_s / np.outer(sizes, sizes)
+        counts_t = np.asarray(result["pi_hat"]) * target.edge_index.shape[1]
+        outer = counts_t / (np.asarray(result["gamma"]) * b_s)
+        predicted = np.sqrt(np.diag(outer))
+        np.testing.assert_allclose(outer, np.outer(predicted, predicted), rtol=1e-9)
+        assert predicted.sum() == pytest.approx(target.num_nodes, rel=1e-9)
 
 
 def test_claims_follow_from_the_study(test_run):
     study = _json(test_run, "metrics/estimator_rate.json")
     claims = {c["id"]: c for c in _json(test_run, "claims.json")}
-    assert set(claims) == set(P["claims"])
     largest = max(r["n"] for r in study["rows"])
     top = [r for r in study["rows"] if r["n"] == largest]
     ratio = np.mean([r["error"]["hard_label"] for r in top]) / np.mean(
@@ -68,6 +95,17 @@ def test_claims_follow_from_the_study(test_run):
     assert claims["hard_label_bias"]["verdict"] == (
         "reproduced" if ratio >= 2 else "not reproduced"
     )
+    assert set(claims) == set(P["claims"]) | set(P["checks"])
+    for cid in P["checks"]:  # true by construction: a failure here is a bug
+        assert claims[cid]["type"] == "check" and claims[cid]["verdict"] == "passed", cid
+    metrics = _json(test_run, "metrics/csbm_gss.json")
+    paired = claims["plsa_improves_over_erm_gss"]
+    per_seed = {
+        m: np.array([row["target_accuracy"] for row in metrics["methods"][m]["per_seed"]])
+        for m in ("plsa", "erm")
+    }
+    assert paired["measured"] == pytest.approx(np.mean(per_seed["plsa"] - per_seed["erm"]))
+    assert paired["verdict"] == ("reproduced" if paired["interval"][0] > 0 else "not reproduced")
     assert_claims_report_lists(test_run, "plsa", claims)
 
 

@@ -57,19 +57,21 @@ class _FactorisedMap:
 
 
 class _PosteriorMap:
-    """The EM map of L(pi) = mean_e log sum_c pi_c G[e, c], G = pair posterior / its prior."""
+    """The EM map of L(pi) = mean_e log sum_c pi_c q[e, c] / prior_c over pair posteriors q;
+    q / prior is formed chunk by chunk, never as a second E x k^2 array."""
 
-    def __init__(self, G: np.ndarray, chunk_edges: int):
-        self.G, self.chunk_edges = G, chunk_edges
+    def __init__(self, q: np.ndarray, inverse_prior: np.ndarray, chunk_edges: int):
+        self.q, self.inverse_prior, self.chunk_edges = q, inverse_prior, chunk_edges
 
     def __call__(self, pi: np.ndarray) -> tuple[np.ndarray, float]:
         flat, total, loglik = pi.ravel(), np.zeros(pi.size), 0.0
-        for rows in chunks(self.G.shape[0], self.chunk_edges):
-            z = np.maximum(self.G[rows] @ flat, TINY)
+        for rows in chunks(self.q.shape[0], self.chunk_edges):
+            G = self.q[rows] * self.inverse_prior
+            z = np.maximum(G @ flat, TINY)
             loglik += float(np.log(z).sum())
-            total += (1.0 / z) @ self.G[rows]
-        new = (flat * total / self.G.shape[0]).reshape(pi.shape)
-        return new / new.sum(), loglik / self.G.shape[0]
+            total += (1.0 / z) @ G
+        new = (flat * total / self.q.shape[0]).reshape(pi.shape)
+        return new / new.sum(), loglik / self.q.shape[0]
 
 
 def _squarem_point(pi, p1, p2):
@@ -159,8 +161,8 @@ def plsa_pair_estimate(
     prior_ij. A cell the classifier never saw (prior 0) carries no evidence and stays at 0.
     """
     prior = np.asarray(pair_prior, dtype=float).ravel()
-    seen = prior > 0
-    G = np.zeros(pair_posteriors.shape)
-    G[:, seen] = pair_posteriors[:, seen] / prior[seen]
+    inverse = np.zeros_like(prior)
+    inverse[prior > 0] = 1.0 / prior[prior > 0]
     k = int(round(np.sqrt(prior.size)))
-    return _em(_PosteriorMap(G, chunk_edges), k, tol=tol, max_iter=max_iter, accelerate=accelerate)
+    step = _PosteriorMap(np.asarray(pair_posteriors, dtype=float), inverse, chunk_edges)
+    return _em(step, k, tol=tol, max_iter=max_iter, accelerate=accelerate)

@@ -13,13 +13,22 @@ from repro.common.plotting import apply_style, save_figure
 LABELS = {
     "hard_label": "hard labels (StruRW)",
     "moment_matching": "moment matching λ=0 (Pair-Align)",
-    "moment_matching_ridge": "moment matching, published λ",
+    "moment_matching_ridge": "moment matching, λ_w = {ridge:g} on probability moments",
     "plsa": "PLSA (pairwise EM)",
     "target_accuracy": "target accuracy ↑",
     "source_val_accuracy": "source val. accuracy ↑",
     "pi_l1_error": "π̂ᵀ L1 error ↓",
+    "node_ece_before": "node ECE, T = 1 ↓",
+    "node_ece_after": "node ECE, scaled ↓",
+    "pair_ece_before": "pair ECE, T = 1 ↓",
+    "pair_ece_after": "pair ECE, scaled ↓",
     "train_seconds": "train s",
 }
+
+
+def _ridge(study: dict) -> float:
+    """The study's λ_w (Pair-Align's published 1 by default), for the legend."""
+    return study["provenance"]["config"]["ridge"]
 
 
 def _by_size(rows: list[dict], key: str) -> dict[str, dict[int, list[float]]]:
@@ -51,7 +60,7 @@ def _loglog_panels(
             x = [edges[n] for n in sizes]
             mean = np.array([np.mean(by_n[n]) for n in sizes])
             std = np.array([np.std(by_n[n]) for n in sizes])
-            label = LABELS.get(estimator, estimator)
+            label = LABELS.get(estimator, estimator).format(ridge=_ridge(study))
             if with_slopes:
                 label += f" (slope {study['slopes'][f'{shift}/{sigma:g}'][estimator]:.2f})"
             ax.errorbar(x, mean, yerr=std, marker="o", capsize=3, label=label)
@@ -108,7 +117,7 @@ def error_vs_shift(study: dict, png: str, pdf: str) -> None:
             width,
             yerr=[np.std(v) for v in values],
             capsize=3,
-            label=LABELS.get(estimator, estimator),
+            label=LABELS.get(estimator, estimator).format(ridge=_ridge(study)),
         )
     ax.set_xticks(np.arange(len(shifts)) + 0.4 - width / 2, shifts)
     sizes = sorted({r["n"] for r in rows})

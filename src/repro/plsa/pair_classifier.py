@@ -21,8 +21,10 @@ import torch
 import torch.nn.functional as F
 
 from repro.plsa import calibration
+from repro.plsa.estimators import chunks
 
 MIN_CALIBRATION_EDGES = 4  # fewer: no temperature (T = 1) and NaN ECE
+PREDICT_CHUNK = 1 << 16  # target edges per forward pass
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +37,7 @@ class PairClassifierConfig:
     epochs: int = 50
     lr: float = 0.01
     seed: int = 0
+    max_edges: int = 200_000  # training / calibration edges kept (a uniform subset beyond)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +61,11 @@ def _edges_inside(nodes: np.ndarray, num_nodes: int, edge_index: np.ndarray) -> 
     return np.flatnonzero(inside[edge_index[0]] & inside[edge_index[1]])
 
 
+def _capped(edges: np.ndarray, cap: int, rng: np.random.Generator) -> np.ndarray:
+    """At most ``cap`` of ``edges``, a uniform subset (full-batch memory at MAG scale)."""
+    return edges if edges.size <= cap else np.sort(rng.choice(edges, cap, replace=False))
+
+
 def fit_and_predict(
     h_source: torch.Tensor,
     y_source: np.ndarray,
@@ -69,45 +77,54 @@ def fit_and_predict(
     cfg: PairClassifierConfig,
 ) -> PairPrediction:
     """Train on source edges inside split[0], calibrate on edges inside split[1], predict
-    the target edges. The global torch RNG is left untouched (the GNN's dropout stream)."""
+    the target edges (in chunks). The global torch and NumPy RNGs are left untouched."""
     device = h_source.device
+    rng = np.random.default_rng(cfg.seed)
     train = _edges_inside(split[0], len(y_source), source_edge_index)
     held = _edges_inside(split[1], len(y_source), source_edge_index)
     if train.size == 0:
         raise ValueError("no source edge has both endpoints among the training nodes")
-    cells = torch.as_tensor(
-        y_source[source_edge_index[0]] * k + y_source[source_edge_index[1]], device=device
-    )
-    ei_s = torch.as_tensor(source_edge_index, device=device)
-    x_s = pair_features(h_source, ei_s)
-    mean, std = x_s[train].mean(0), x_s[train].std(0).clamp(min=1e-6)  # from training edges
-    x_s = (x_s - mean) / std
+    train, held = _capped(train, cfg.max_edges, rng), _capped(held, cfg.max_edges, rng)
+    cells = y_source[source_edge_index[0]] * k + y_source[source_edge_index[1]]
+
+    def features(h, edge_index, rows):
+        return pair_features(h, torch.as_tensor(edge_index[:, rows], device=device))
+
+    x_train = features(h_source, source_edge_index, train)
+    mean, std = x_train.mean(0), x_train.std(0).clamp(min=1e-6)  # from the training edges
+    x_train = (x_train - mean) / std
+    y_train = torch.as_tensor(cells[train], device=device)
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(cfg.seed)
         model = torch.nn.Sequential(
-            torch.nn.Linear(x_s.shape[1], cfg.hidden),
+            torch.nn.Linear(x_train.shape[1], cfg.hidden),
             torch.nn.ReLU(),
             torch.nn.Linear(cfg.hidden, k * k),
         ).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     for _ in range(cfg.epochs):
         optimizer.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x_s[train]), cells[train]).backward()
+        F.cross_entropy(model(x_train), y_train).backward()
         optimizer.step()
-    with torch.no_grad():
-        held_logits = model(x_s[held]).double().cpu().numpy()
-        x_t = pair_features(h_target, torch.as_tensor(target_edge_index, device=device)) - mean
-        target_logits = model(x_t / std).double().cpu().numpy()
-    held_cells = cells[held].cpu().numpy()
+
+    def logits(h, edge_index, rows):
+        with torch.no_grad():
+            return model((features(h, edge_index, rows) - mean) / std).double().cpu().numpy()
+
+    held_logits = logits(h_source, source_edge_index, held)
+    num_target = target_edge_index.shape[1]
+    target_logits = np.concatenate(
+        [logits(h_target, target_edge_index, rows) for rows in chunks(num_target, PREDICT_CHUNK)]
+        or [np.empty((0, k * k))]
+    )
     if held.size >= MIN_CALIBRATION_EDGES:
-        temperature = calibration.fit_temperature(held_logits, held_cells)
-        report = calibration.calibration_report(held_logits, held_cells)
+        temperature = calibration.fit_temperature(held_logits, cells[held])
+        report = calibration.calibration_report(held_logits, cells[held])
     else:
         temperature, report = 1.0, {"ece_before": float("nan"), "ece_after": float("nan")}
-    prior = np.bincount(cells[train].cpu().numpy(), minlength=k * k) / train.size
     return PairPrediction(
         posteriors=calibration.softmax(target_logits, temperature),
-        prior=prior,
+        prior=np.bincount(cells[train], minlength=k * k) / train.size,
         temperature=temperature,
         ece_before=report["ece_before"],
         ece_after=report["ece_after"],

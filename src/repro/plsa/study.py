@@ -33,7 +33,7 @@ class EstimatorStudyConfig:
     n_nodes: tuple[int, ...] = (1000, 3000, 10000)
     repetitions: int = 5
     avg_degree: float = 10.0
-    ridge: float = 1.0  # Pair-Align's published λ_w, run beside λ_w = 0
+    ridge: float = 1.0  # Pair-Align's published λ_w (on probability moments here), beside λ_w = 0
     calibration_fraction: float = 0.3  # source nodes held out for temperature scaling
 
 
