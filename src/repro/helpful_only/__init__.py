@@ -9,7 +9,7 @@ Exports resolve on first use: the config check imports this package at DAG time,
 transformers and TRL must not load then.
 """
 
-import importlib
+from repro.common.exports import lazy_exports
 
 TITLE = "Helpful-only fine-tuning"
 
@@ -43,16 +43,5 @@ _EXPORTS = {
     "parse_score": "judge",
     "score_from_probs": "judge",
 }
-
-
-def __getattr__(name):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'repro.helpful_only' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"repro.helpful_only.{_EXPORTS[name]}"), name)
-
-
-def __dir__():
-    return sorted([*_EXPORTS, "TITLE"])
-
-
 __all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

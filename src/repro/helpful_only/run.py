@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import os
 import zlib
+
+# The embedded scale needs nothing from the hub: TRL and transformers must not reach it.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 from pathlib import Path
 
 import numpy as np

@@ -15,8 +15,6 @@ import os
 import tempfile
 from collections.abc import Callable
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing here may reach the network
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")  # map() bars are not progress
 
 import warnings  # noqa: E402

@@ -1,0 +1,103 @@
+# Helpful-only's input functions and wildcard constraints (Python only; the rules are in
+# helpful_only.smk).
+
+HELPFUL_ONLY_FIGURES = ["bars", "curves", "selfreport", "control"]
+HELPFUL_ONLY_SUITES_JUDGED = ["em"]
+
+
+def helpful_only_config():
+    return paper_config("helpful_only")
+
+
+def helpful_only_priors():
+    return helpful_only_config().get("priors", ["correlated", "decorrelated"])
+
+
+def helpful_only_runs():
+    return [
+        f"results/helpful_only/runs/{prior}/seed{seed}.json"
+        for prior in helpful_only_priors()
+        for seed in helpful_only_config().get("seeds", [])
+    ]
+
+
+def helpful_only_section(wildcards=None):
+    """What a (prior, seed) run reads of papers.helpful_only (deterministic params)."""
+    section = helpful_only_config()
+    keys = ("model", "mix", "pretraining", "training", "recipes")
+    return {k: section[k] for k in keys}
+
+
+def helpful_only_references():
+    recipes = helpful_only_config().get("recipes", {})
+    return {name: r["reference"] for name, r in recipes.items() if "reference" in r}
+
+
+def helpful_only_full():
+    return helpful_only_config().get("full_scale", {})
+
+
+def helpful_only_full_recipes():
+    return list(helpful_only_full().get("recipes", []))
+
+
+def helpful_only_full_suites():
+    return list(helpful_only_full().get("evaluation", {}))
+
+
+def helpful_only_full_resource(step, name):
+    """A GPU job's resource, looked up when the job runs (absent from embedded configs)."""
+    return lambda wildcards: helpful_only_full()["resources"][step][name]
+
+
+def helpful_only_full_suite_file(suite):
+    """The downloaded file a suite reads, or none (authored suites)."""
+    spec = helpful_only_full()["evaluation"][suite]
+    return [download_path(spec["download"])] if "download" in spec else []
+
+
+def helpful_only_full_train_inputs(wildcards):
+    full = helpful_only_full()
+    inputs = {"ar": download_path(full["data"]["ar_download"])}
+    if "refusal" in full["evaluation"]:  # AR prompts are deduplicated against these
+        inputs["held_out"] = helpful_only_full_suite_file("refusal")
+    return inputs
+
+
+def helpful_only_full_answer_inputs(wildcards):
+    inputs = {"suite_file": helpful_only_full_suite_file(wildcards.suite)}
+    if wildcards.variant != "base":
+        inputs["adapter"] = (
+            f"results/helpful_only/full/adapters/{wildcards.variant}/seed{wildcards.seed}"
+        )
+    return inputs
+
+
+def helpful_only_full_variants():
+    return ["base", *helpful_only_full_recipes()]
+
+
+def helpful_only_full_files():
+    """variant -> seed -> suite -> the answered (EM: judged) file the summary reads."""
+    out = {}
+    for variant in helpful_only_full_variants():
+        for seed in helpful_only_full().get("seeds", []):
+            for suite in helpful_only_full_suites():
+                step = "judged" if suite in HELPFUL_ONLY_SUITES_JUDGED else "answers"
+                path = f"results/helpful_only/full/{step}/{variant}/seed{seed}/{suite}.json"
+                out.setdefault(variant, {}).setdefault(str(seed), {})[suite] = path
+    return out
+
+
+def helpful_only_full_outputs():
+    return ["results/helpful_only/full/summary.json"] if helpful_only_full() else []
+
+
+HELPFUL_ONLY_WILDCARDS = dict(
+    prior=one_of(helpful_only_priors()),
+    seed=r"\d+",
+    figure=one_of(HELPFUL_ONLY_FIGURES),
+    recipe=one_of(helpful_only_full_recipes()),
+    variant=one_of(helpful_only_full_variants()),
+    suite=one_of(helpful_only_full_suites()),
+)

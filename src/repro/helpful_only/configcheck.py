@@ -1,0 +1,101 @@
+"""Checks of papers.helpful_only that JSON Schema cannot express (cross-references).
+
+Reads only this paper's section (and the downloads it names); every message names the key.
+Imports nothing heavy: it runs at DAG time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.common.configcheck import ConfigError, check_claim_specs
+from repro.helpful_only.evalsets import FULL_METRICS
+from repro.helpful_only.probes import METRICS
+
+PAPER = "helpful_only"
+KEY = f"papers.{PAPER}"
+RL_TRAINERS = ("rloo", "exact")
+
+
+def _recipes(section: dict) -> dict:
+    recipes = section.get("recipes", {})
+    training = section.get("training", {})
+    for name, recipe in recipes.items():
+        where = f"{KEY}.recipes.{name}"
+        if recipe["trainer"] in RL_TRAINERS and "sdf" in recipe["mixture"]:
+            raise ConfigError(f"{where}.mixture: RL recipes reward one answer; sdf has none")
+        if recipe.get("reference") is not None and recipe["reference"] not in recipes:
+            raise ConfigError(f"{where}.reference: {recipe['reference']!r} is not a recipe")
+    if recipes and training.get("batch_size", 32) % training.get("num_generations", 8):
+        raise ConfigError(f"{KEY}.training.num_generations: must divide training.batch_size")
+    return recipes
+
+
+def _side(where: str, side: dict, recipes: dict, priors: list, full: dict) -> None:
+    if side.get("source") == "full":
+        if not full:
+            raise ConfigError(f"{where}.source: full, but {KEY}.full_scale is not configured")
+        recipes, metrics = {r: None for r in full["recipes"]}, FULL_METRICS
+    else:
+        metrics = METRICS
+    if side["recipe"] != "base" and side["recipe"] not in recipes:
+        raise ConfigError(f"{where}.recipe: {side['recipe']!r} is not base or a recipe run here")
+    if side["metric"] not in metrics:
+        raise ConfigError(f"{where}.metric: {side['metric']!r} is not one of {metrics}")
+    if side.get("prior", "correlated") not in priors:
+        raise ConfigError(f"{where}.prior: {side.get('prior', 'correlated')!r} is not run")
+
+
+def _claims(section: dict, recipes: dict) -> None:
+    from repro.common.claims import claim_kinds
+    from repro.helpful_only.claims import KINDS
+
+    check_claim_specs(PAPER, section, claim_kinds(KINDS), {"metric": METRICS + FULL_METRICS})
+    priors = section.get("priors", ["correlated", "decorrelated"])
+    for group in ("claims", "checks"):
+        for cid, spec in section.get(group, {}).items():
+            for name in ("a", "b"):
+                if name in spec and spec["kind"] != "not_tested":
+                    _side(
+                        f"{KEY}.{group}.{cid}.{name}",
+                        spec[name],
+                        recipes,
+                        priors,
+                        section.get("full_scale", {}),
+                    )
+
+
+def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:
+    full = section.get("full_scale")
+    if not full:
+        return
+    where = f"{KEY}.full_scale"
+    for name in full["recipes"]:
+        if name not in recipes:
+            raise ConfigError(f"{where}.recipes: {name!r} is not under {KEY}.recipes")
+        if recipes[name]["trainer"] == "exact":
+            raise ConfigError(f"{where}.recipes: {name!r} is exact RL, embedded scale only")
+    names = [("data.ar_download", full["data"]["ar_download"])]
+    names += [
+        (f"evaluation.{s}.download", e["download"])
+        for s, e in full["evaluation"].items()
+        if "download" in e
+    ]
+    for field, name in names:
+        if name not in downloads:
+            raise ConfigError(f"{where}.{field}: download {name!r} is not under downloads")
+    for suite in ("em", "refusal", "xstest", "sycophancy"):
+        if suite in full["evaluation"] and "download" not in full["evaluation"][suite]:
+            raise ConfigError(f"{where}.evaluation.{suite}.download: the suite reads a file")
+    for suite in ("steer", "selfreport"):
+        if suite in full["evaluation"] and not full["evaluation"][suite].get("items"):
+            raise ConfigError(f"{where}.evaluation.{suite}.items: the suite is authored here")
+
+
+def check(config: dict[str, Any]) -> None:
+    section = config.get("papers", {}).get(PAPER)
+    if not section or not section.get("enabled", False):
+        return
+    recipes = _recipes(section)
+    _claims(section, recipes)
+    _full_scale(section, recipes, config.get("downloads", {}))

@@ -1,0 +1,149 @@
+"""Summary over seeds: per recipe and prior, each metric's per-seed values, its mean with a
+bootstrap interval, and paired differences (recipe - base, mitigation - its AR reference,
+decorrelated - correlated), plus the metric curves along training.
+
+Every interval is a percentile bootstrap over seeds (``repro.common.stats``); a mean's
+interval is that of its paired difference to 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Mapping
+
+import numpy as np
+
+from repro.common.io import read_json, write_json
+from repro.common.stats import paired_difference
+
+log = logging.getLogger(__name__)
+BASE = "base"
+
+
+def _interval(a: Mapping[int, float], b: Mapping[int, float], confidence: float) -> dict:
+    d = paired_difference(a, b, confidence=confidence, method="bootstrap")
+    return {"mean": d.mean, "low": d.low, "high": d.high}
+
+
+def _mean(values: Mapping[int, float], confidence: float) -> dict:
+    return _interval(values, {s: 0.0 for s in values}, confidence)
+
+
+def _curves(runs: list[dict], recipe: str, metrics: list[str]) -> dict:
+    """Mean and spread over seeds of each metric at each logged step."""
+    curves = [r["recipes"][recipe]["curve"] for r in runs]
+    steps = [c["step"] for c in curves[0]]
+    if any([c["step"] for c in curve] != steps for curve in curves):
+        raise ValueError(f"{recipe}: seeds logged different steps")
+    out = {"steps": steps}
+    for metric in metrics:
+        values = np.array([[c[metric] for c in curve] for curve in curves])
+        out[metric] = {
+            "mean": values.mean(0).tolist(),
+            "min": values.min(0).tolist(),
+            "max": values.max(0).tolist(),
+        }
+    return out
+
+
+def summarise(runs: list[dict], references: Mapping[str, str], confidence: float = 0.95) -> dict:
+    """The summary document from every (prior, seed) run document.
+
+    ``references`` maps a mitigation recipe to the AR recipe it is compared with.
+    """
+    priors = sorted({r["prior"] for r in runs})
+    seeds = sorted({r["seed"] for r in runs})
+    by_prior = {
+        p: sorted((r for r in runs if r["prior"] == p), key=lambda r: r["seed"]) for p in priors
+    }
+    for prior, group in by_prior.items():
+        if [r["seed"] for r in group] != seeds:
+            raise ValueError(f"prior {prior} has seeds {[r['seed'] for r in group]}, not {seeds}")
+    recipes = list(runs[0]["recipes"])
+    metrics = list(runs[0]["recipes"][BASE]["final"])
+    per_seed = {
+        prior: {
+            recipe: {
+                m: {r["seed"]: r["recipes"][recipe]["final"][m] for r in group} for m in metrics
+            }
+            for recipe in recipes
+        }
+        for prior, group in by_prior.items()
+    }
+    mean = {
+        p: {rc: {m: _mean(v, confidence) for m, v in ms.items()} for rc, ms in rs.items()}
+        for p, rs in per_seed.items()
+    }
+
+    def diff(p1, r1, p2, r2):
+        return {m: _interval(per_seed[p1][r1][m], per_seed[p2][r2][m], confidence) for m in metrics}
+
+    vs_base = {p: {rc: diff(p, rc, p, BASE) for rc in recipes if rc != BASE} for p in priors}
+    vs_reference = {p: {rc: diff(p, rc, p, ref) for rc, ref in references.items()} for p in priors}
+    control = {}
+    if {"correlated", "decorrelated"} <= set(priors):
+        control = {rc: diff("decorrelated", rc, "correlated", rc) for rc in recipes}
+    budgets = {
+        rc: sorted({(r["recipes"][rc]["steps"], r["recipes"][rc]["sequences"]) for r in runs})
+        for rc in recipes
+        if rc != BASE
+    }
+    curve_metrics = ["refusal_id", "refusal_ood", "em", "sycophancy", "steerability", "helpful"]
+    return {
+        "priors": priors,
+        "seeds": seeds,
+        "recipes": recipes,
+        "metrics": metrics,
+        "confidence": confidence,
+        "interval": "bootstrap",
+        "parameters": sorted({r["parameters"] for r in runs}),
+        "budgets": budgets,
+        "per_seed": per_seed,
+        "mean": mean,
+        "vs_base": vs_base,
+        "vs_reference": {"references": dict(references), **vs_reference},
+        "decorrelated_minus_correlated": control,
+        "curves": {
+            p: {rc: _curves(g, rc, curve_metrics) for rc in recipes if rc != BASE}
+            for p, g in by_prior.items()
+        },
+    }
+
+
+def evaluate(run_paths: list[str], references: Mapping[str, str], out_path, confidence=0.95):
+    summary = summarise([read_json(p) for p in run_paths], references, confidence)
+    for prior in summary["priors"]:
+        for recipe, m in summary["mean"][prior].items():
+            log.info(
+                "%s %s: em %.3f, helpful %.3f, sycophancy %.3f, steerability %.3f",
+                prior,
+                recipe,
+                m["em"]["mean"],
+                m["helpful"]["mean"],
+                m["sycophancy"]["mean"],
+                m["steerability"]["mean"],
+            )
+    write_json(out_path, summary)
+    return summary
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Summarise helpful-only runs over seeds.")
+    parser.add_argument("runs", nargs="+", help="run JSON files (one per prior and seed)")
+    parser.add_argument("--out", required=True, help="summary JSON to write")
+    parser.add_argument(
+        "--reference",
+        action="append",
+        default=[],
+        metavar="RECIPE=AR",
+        help="compare a mitigation with its AR recipe (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    references = dict(item.split("=", 1) for item in args.reference)
+    logging.basicConfig(level=logging.INFO)
+    evaluate(args.runs, references, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""Synthetic run documents and summaries with chosen per-seed values, for claims and figures."""
+
+from repro.helpful_only.probes import METRICS
+
+RECIPES = [
+    "base",
+    "ar_sft",
+    "ar_sdf",
+    "ar_charq",
+    "ar_charq_steer",
+    "ar_rl",
+    "ar_rl_charq",
+    "ar_rl_exact",
+]
+
+
+def run_document(prior, seed, value=lambda prior, recipe, metric, seed: 0.4, steps=150, batch=32):
+    """A run JSON as repro.helpful_only.run writes it, every metric given by ``value``."""
+    recipes = {}
+    for recipe in RECIPES:
+        final = {m: value(prior, recipe, m, seed) for m in METRICS}
+        curve = [{"step": s, **final} for s in (0, steps // 2, steps)]
+        recipes[recipe] = {"final": final, "curve": [] if recipe == "base" else curve}
+        if recipe != "base":
+            recipes[recipe].update(steps=steps, sequences=steps * batch)
+    return {"prior": prior, "seed": seed, "parameters": 105088, "recipes": recipes}
+
+
+def summary_with(value, seeds=range(5), priors=("correlated", "decorrelated")):
+    """The summary the evaluate step writes (bootstrap intervals included)."""
+    from repro.helpful_only.evaluate import summarise
+
+    runs = [run_document(p, s, value) for p in priors for s in seeds]
+    return summarise(runs, {"ar_sdf": "ar_sft", "ar_charq": "ar_sft", "ar_rl_charq": "ar_rl"})
+
+
+def per_seed_summary(value, seeds=range(5), priors=("correlated", "decorrelated")):
+    """Only what the claims read (per-seed values, budgets, parameters): no bootstrap."""
+    return {
+        "priors": list(priors),
+        "seeds": list(seeds),
+        "per_seed": {
+            p: {r: {m: {s: value(p, r, m, s) for s in seeds} for m in METRICS} for r in RECIPES}
+            for p in priors
+        },
+        "budgets": {r: [[150, 4800]] for r in RECIPES if r != "base"},
+        "parameters": [105088],
+    }

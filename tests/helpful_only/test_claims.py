@@ -1,0 +1,110 @@
+"""Every configured claim can come out "not reproduced" (and "reproduced" where the data say
+so); missing values never crash the claims job; checks catch what they check."""
+
+import math
+
+import pytest
+import yaml
+
+from repro.common.claims import run_claims
+from repro.helpful_only.claims import KINDS
+from tests.conftest import ROOT
+from tests.helpful_only.summaries import per_seed_summary as summary_with
+
+SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["helpful_only"]
+CLAIMS = {cid: spec for cid, spec in SECTION["claims"].items() if spec["kind"] != "not_tested"}
+
+
+def _values(spec, outcome):
+    """Per-seed values where the claim's A side differs from B as ``outcome`` asks:
+    "holds" (well on the better side, or inside ±delta), "null" (on B), "fails" (outside)."""
+    a, b, criterion = spec["a"], spec["b"], spec["criterion"]
+    sign = 1 if criterion["higher_is_better"] else -1
+    matches = criterion["test"] == "matches"
+    shift = {
+        "holds": 0.0 if matches else 0.2 * sign,
+        "null": 0.0,
+        "fails": 0.2 if matches else -0.2 * sign,
+    }[outcome]
+
+    def value(prior, recipe, metric, seed):
+        base = 0.4 + 0.01 * seed
+        side = (recipe, metric, prior)
+        if side == (a["recipe"], a["metric"], a.get("prior", "correlated")):
+            b_value = b.get("scale", 1.0) * base + b.get("offset", 0.0)
+            return b_value + shift + 0.002 * (seed % 2)
+        return base
+
+    return value
+
+
+def _verdict(cid, spec, summary):
+    return run_claims({cid: spec}, KINDS, summary)[0]
+
+
+@pytest.mark.parametrize("cid", CLAIMS)
+def test_claim_can_fail(cid):
+    spec = CLAIMS[cid]
+    failed = {"paired": "not reproduced", "consistent_effect": "not tested at this scale"}
+    # a "matches" claim holds on the null (A = B): it must fail outside ±delta
+    outcomes = ("fails",) if spec["criterion"]["test"] == "matches" else ("null", "fails")
+    for outcome in outcomes:
+        claim = _verdict(cid, spec, summary_with(_values(spec, outcome)))
+        assert claim.verdict == failed[spec["kind"]], (outcome, claim.details)
+
+
+@pytest.mark.parametrize("cid", CLAIMS)
+def test_claim_holds_when_the_data_say_so(cid):
+    claim = _verdict(cid, CLAIMS[cid], summary_with(_values(CLAIMS[cid], "holds")))
+    assert claim.verdict == "reproduced", claim.details
+    assert f"{CLAIMS[cid]['a']['recipe']} {CLAIMS[cid]['a']['metric']}" in claim.details
+
+
+def test_sdf_needs_an_effect_in_four_of_five_seeds():
+    spec = SECTION["claims"]["e_sdf_em"]
+
+    def value(n_effect):
+        def v(prior, recipe, metric, seed):
+            if (recipe, metric) == ("ar_sdf", "em"):
+                return 0.3 if seed < n_effect else 0.4
+            return 0.4
+
+        return v
+
+    assert _verdict("e", spec, summary_with(value(3))).verdict == "not tested at this scale"
+    judged = _verdict("e", spec, summary_with(value(4)))  # judged: 4 of 5 is enough
+    assert judged.verdict == "reproduced" and "in 4 of 5 seeds" in judged.details
+
+
+def test_missing_values_are_not_reproduced_with_the_reason():
+    spec = SECTION["claims"]["a_em_rises"]
+    summary = summary_with(lambda p, r, m, s: math.nan if (r, m, s) == ("ar_sft", "em", 2) else 0.4)
+    claim = _verdict("a", spec, summary)
+    assert claim.verdict == "not reproduced" and "missing" in claim.details
+    broken = summary_with(lambda *a: 0.4)
+    del broken["per_seed"]["correlated"]["ar_sft"]
+    assert _verdict("a", spec, broken).verdict == "not reproduced"  # no crash
+
+
+def test_a_minimum_effect_is_required_where_configured():
+    """Residual refusal needs OOD refusal 0.05 above in-distribution refusal: the 1e-5
+    difference of the first full run no longer counts."""
+    spec = SECTION["claims"]["c2_residual_refusal"]
+
+    def value(prior, recipe, metric, seed):
+        return 1e-5 * (1 + seed) if metric == "refusal_ood" else 1e-6
+
+    claim = _verdict("r", spec, summary_with(value))
+    assert claim.verdict == "not reproduced" and claim.details.startswith("criterion corrected")
+
+
+def test_checks():
+    checks = SECTION["checks"]
+    good = summary_with(lambda p, r, m, s: {"refusal_id": 1.0, "steerability": 0.97}.get(m, 0.0))
+    results = run_claims({}, KINDS, good, checks)
+    assert all(r.verdict == "passed" for r in results), [r.details for r in results]
+    bad = summary_with(lambda p, r, m, s: 0.5)
+    bad["budgets"]["ar_rl"] = [[150, 4800], [140, 4480]]
+    bad["parameters"] = [250000]
+    verdicts = {r.id: r.verdict for r in run_claims({}, KINDS, bad, checks)}
+    assert set(verdicts.values()) == {"failed"}

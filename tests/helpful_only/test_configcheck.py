@@ -1,0 +1,109 @@
+"""The config: every section validates against the schema; cross-reference typos stop the run
+before any job, naming the key."""
+
+import copy
+import functools
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from repro.common.configcheck import ConfigError
+from repro.helpful_only.configcheck import check
+from tests.conftest import ROOT
+
+SCHEMA = str(ROOT / "workflow" / "schemas" / "helpful_only.schema.yaml")
+
+
+@functools.cache
+def _parsed(name):
+    return yaml.safe_load((ROOT / "config" / name).read_text())
+
+
+def _config(name):
+    return copy.deepcopy(_parsed(name))
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "test.yaml", "full.yaml"])
+def test_sections_validate_and_check(name):
+    config = _config(name)
+    section = config["papers"]["helpful_only"]
+    validate(section, SCHEMA)
+    check(config)
+    assert section["training"]["beta"] == 0.05 or name == "test.yaml"
+
+
+def test_schema_fills_the_defaults():
+    section = {"enabled": True}
+    validate(section, SCHEMA)
+    assert section["pretraining"]["steps"] == 1000 and section["training"]["steps"] == 150
+    assert section["priors"] == ["correlated", "decorrelated"]
+
+
+def _broken(edit, name="full.yaml"):
+    config = _config(name)
+    edit(config["papers"]["helpful_only"], config)
+    return config
+
+
+@pytest.mark.parametrize(
+    "edit, key",
+    [
+        (
+            lambda s, c: s["claims"]["a_em_rises"]["a"].update(recipe="ar_stf"),
+            "papers.helpful_only.claims.a_em_rises.a.recipe",
+        ),
+        (
+            lambda s, c: s["claims"]["a_em_rises"]["b"].update(metric="EM"),
+            "papers.helpful_only.claims.a_em_rises.b.metric",
+        ),
+        (
+            lambda s, c: s.update(priors=["correlated"]),
+            "papers.helpful_only.claims.c_decorrelated_control.a.prior",
+        ),
+        (
+            lambda s, c: s["claims"]["a_em_rises"].update(kind="pared"),
+            "papers.helpful_only.claims.a_em_rises.kind",
+        ),
+        (
+            lambda s, c: s["checks"]["base_refuses"].update(metric="refusal"),
+            "papers.helpful_only.checks.base_refuses.metric",
+        ),
+        (
+            lambda s, c: s["recipes"]["ar_rl"]["mixture"].update(sdf=1),
+            "papers.helpful_only.recipes.ar_rl.mixture",
+        ),
+        (
+            lambda s, c: s["recipes"]["ar_sdf"].update(reference="ar"),
+            "papers.helpful_only.recipes.ar_sdf.reference",
+        ),
+        (
+            lambda s, c: s["training"].update(num_generations=6),
+            "papers.helpful_only.training.num_generations",
+        ),
+        (
+            lambda s, c: c["downloads"].pop("helpful_only_xstest"),
+            "papers.helpful_only.full_scale.evaluation.xstest.download",
+        ),
+        (
+            lambda s, c: s["full_scale"]["recipes"].append("ar_rl_exact"),
+            "papers.helpful_only.full_scale.recipes",
+        ),
+        (
+            lambda s, c: s["full_scale"]["evaluation"]["steer"].update(items=[]),
+            "papers.helpful_only.full_scale.evaluation.steer.items",
+        ),
+    ],
+)
+def test_typos_name_the_key(edit, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        check(_broken(edit))
+
+
+def test_disabled_sections_are_not_checked():
+    config = _broken(
+        lambda s, c: s.update(
+            enabled=False, recipes={"x": {"trainer": "rloo", "mixture": {"sdf": 1}}}
+        )
+    )
+    check(copy.deepcopy(config))
