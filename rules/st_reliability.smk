@@ -207,8 +207,8 @@ rule st_reliability_claims:
         "../envs/st_reliability.yaml"
     params:
         datasets=st_reliability_datasets(),
-        claims=lookup(dpath="papers/st_reliability/claims", within=config),
-        checks=lookup(dpath="papers/st_reliability/checks", within=config),
+        claims=lookup(dpath="papers/st_reliability/claims", within=config, default={}),
+        checks=lookup(dpath="papers/st_reliability/checks", within=config, default={}),
     script:
         "../scripts/st_reliability_claims.py"
 

@@ -11,5 +11,6 @@ run(
     configs.EvalConfig(**sm.params.evaluation),
     seed=int(sm.wildcards.seed),
     out=sm.output.metrics,
+    device=sm.params.device,
     threads=sm.threads,
 )

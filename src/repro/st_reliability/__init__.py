@@ -1,6 +1,6 @@
 """ST-decoder reliability: an audit of State's transition model and predicted-NN-distance.
 
-Public API (imported lazily: the config check imports this package when the workflow
+Public API (resolved on first use: the config check imports this package when the workflow
 loads, and arc-state's import alone takes seconds)::
 
     from repro.st_reliability import predicted_nn_distance, loo_threshold_transfer
@@ -10,7 +10,7 @@ loads, and arc-state's import alone takes seconds)::
 
 from __future__ import annotations
 
-import importlib
+from repro.common.exports import lazy_exports
 
 TITLE = "ST reliability"  # the paper has no public title yet (brief §1): the ledger's name
 _EXPORTS = {
@@ -37,9 +37,4 @@ _EXPORTS = {
     "cell_eval_metrics": "metrics",
 }
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -61,7 +61,7 @@ def audit_model(
     per_layer: dict[int, dict] = {}
     lines = {}
     for line, perts in pairs_by_line.items():
-        batch = sentence_batch(index, basal[line], perts)
+        batch = sentence_batch(index, basal[line], perts, loaded.device)
         with torch.no_grad(), loaded.attention(), attention.capture(loaded.model) as rec:
             loaded.model(batch)
         s = loaded.model.cell_sentence_len
@@ -73,7 +73,7 @@ def audit_model(
             layer_stats = per_layer.setdefault(k, {"maps": [], "share": []})
             layer_stats["maps"].append(maps)
             layer_stats["share"].append(attention.set_mean_share(rec["updates"][k]))
-            line_out[k] = {"pc1_fraction": fraction, "direction": direction, "scores": scores}
+            line_out[k] = {"pc1_fraction": fraction, "direction": direction, "scores": scores.cpu()}
         lines[line] = line_out
         if gene_maps:
             k = layer % len(rec["maps"])
@@ -81,8 +81,8 @@ def audit_model(
             for site, key in (("layer", "gene_map"), ("attention", "gene_map_attention")):
                 with loaded.attention():
                     decode = loaded.encoder.decode
-                    g = attention.gene_map(loaded.model, decode, batch, k, v, eps, site).numpy()
-                lines[line][key] = g
+                    g = attention.gene_map(loaded.model, decode, batch, k, v, eps, site)
+                lines[line][key] = g.cpu().numpy()
             lines[line]["gene_map_cos_stress"] = cosine(lines[line]["gene_map"], stress)
             lines[line]["enrichment"] = enrichment(lines[line]["gene_map"], programs, top)
     return {"layers": _layer_summary(per_layer, lines), "lines": lines}

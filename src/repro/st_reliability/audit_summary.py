@@ -74,6 +74,10 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
             f"abs_cos_stress_{key}": dict(zip(names, np.mean(v, 0).tolist(), strict=True))
             for key, v in explorations.items()
         },
+        **{
+            f"median_abs_cos_stress_{key}": float(np.median(np.mean(v, 0)))
+            for key, v in explorations.items()
+        },
         "median_abs_cos_stress": float(np.median(per_group)),
         "median_abs_cos_stress_per_seed": [float(np.median(s)) for s in cos_stress],
         "cross_group_abs_cos": matrix.tolist(),

@@ -14,75 +14,23 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 
 import numpy as np
 
 from repro.common.claims import (
     NOT_REPRODUCED,
-    REPRODUCED,
     Claim,
-    check,
     check_spec,
     not_tested,
     paired_claim,
     run_claims,
 )
 from repro.common.io import read_json, write_json
+from repro.st_reliability.claim_parts import all_of, condition, interval, needs, rounded
 from repro.st_reliability.reliability import spearman
 
 
-def _all_of(cid: str, spec: dict, parts: list[tuple[str, Claim]]) -> Claim:
-    """One verdict from several conditions: reproduced only if every one holds. The first
-    condition gives the measured number (and interval)."""
-    held = all(c.verdict == REPRODUCED for _, c in parts)
-    first = parts[0][1]
-    details = "; ".join(
-        f"{label}: {c.verdict}"
-        + (f" (measured {c.measured:.4g})" if c.measured is not None else "")
-        + (f", {c.details}" if c.details else "")
-        for label, c in parts
-    )
-    criteria = " and ".join(c.criterion for _, c in parts)
-    verdict = REPRODUCED if held else NOT_REPRODUCED
-    return Claim(
-        cid,
-        spec["claim"],
-        criteria,
-        verdict,
-        first.measured,
-        spec.get("paper_value"),
-        details,
-        first.interval,
-    )
-
-
-def _cond(label: str, spec: dict, key: str, measured, details: str = "") -> tuple[str, Claim]:
-    """One condition: ``measured`` against the threshold criterion ``spec[key]``."""
-    return label, check("", spec["claim"], measured, spec[key], details=details)
-
-
-def _needs(*keys: str):
-    """The handler reads the summaries of the data sets named by ``spec[key]``; one that is
-    not in this run makes the claim "not tested" with the reason."""
-
-    def wrap(handler):
-        def run(cid, spec, inputs):
-            docs = [inputs["metrics"].get(spec[k]) for k in keys]
-            for k, doc in zip(keys, docs, strict=True):
-                if doc is None:
-                    reason = f"data set {spec[k]} is not in this run"
-                    return not_tested(
-                        cid, spec["claim"], reason, paper_value=spec.get("paper_value")
-                    )
-            return handler(cid, spec, *docs)
-
-        return run
-
-    return wrap
-
-
-@_needs("dataset")
+@needs("dataset")
 def attention_vs_nulls(cid, spec, doc):
     spectra, method, seeds = doc["spectra"], spec["method"], doc["rho"]["seeds"]
     trained = spectra[method]["layer_mean_per_seed"]
@@ -98,38 +46,52 @@ def attention_vs_nulls(cid, spec, doc):
             part = paired_claim("", spec, a, b)
         label = f"{stat} {method} − {null}"
         (parts if comparison in spec["comparisons"] else reported).append((label, part))
-    claim = _all_of(cid, spec, parts)
+    claim = all_of(cid, spec, parts)
     if reported:
         extra = "; ".join(f"{label} (reported, not judged): {c.details}" for label, c in reported)
         claim = dataclasses.replace(claim, details=f"{claim.details}; {extra}")
     return claim
 
 
-@_needs("dataset", "negative_dataset")
+@needs("dataset", "negative_dataset")
 def program_gene_map(cid, spec, strong, negative):
     maps, neg = strong["gene_maps"], negative["gene_maps"]
-    per_group = f"per group {_rounded(maps['abs_cos_stress'])}"
+    per_group = f"per group {rounded(maps['abs_cos_stress'])}"
     parts = [
-        _cond(
+        condition(
             f"{spec['dataset']} median |cos|",
             spec,
             "criterion",
             maps["median_abs_cos_stress"],
             per_group,
         ),
-        _cond("cross-group consistency", spec, "consistency", maps["median_cross_group_abs_cos"]),
-        _cond(
+        condition(
+            "cross-group consistency", spec, "consistency", maps["median_cross_group_abs_cos"]
+        ),
+        condition(
             f"{spec['negative_dataset']} must fail",
             spec,
             "negative",
             neg["median_abs_cos_stress"],
-            f"per group {_rounded(neg['abs_cos_stress'])}",
+            f"per group {rounded(neg['abs_cos_stress'])}",
         ),
     ]
-    return _all_of(cid, spec, parts)
+    claim = all_of(cid, spec, parts)
+    explored = [
+        f"{label} median |cos| {maps[key]:.3f}"
+        for label, key in (
+            ("regression map", "median_abs_cos_stress_regression_map"),
+            ("injection into the attention update", "median_abs_cos_stress_gene_map_attention"),
+        )
+        if key in maps
+    ]
+    if explored:
+        note = "exploration, not the verdict: " + ", ".join(explored)
+        claim = dataclasses.replace(claim, details=f"{claim.details}; {note}")
+    return claim
 
 
-@_needs("dataset")
+@needs("dataset")
 def degrades_with_distance(cid, spec, doc):
     signal = spec["signal"]
     rhos = {g: v[signal]["rho"] for g, v in doc["rho"]["groups"].items()}
@@ -137,13 +99,13 @@ def degrades_with_distance(cid, spec, doc):
     curve = doc["rho"]["deciles"][signal]["quality"]
     monotone = float(spearman(np.arange(len(curve)), np.asarray(curve, dtype=float)))
     parts = [
-        _cond("groups with ρ < 0", spec, "criterion", share, f"ρ per group {_rounded(rhos)}"),
-        _cond("decile curve", spec, "deciles", monotone, f"decile means {_rounded(curve)}"),
+        condition("groups with ρ < 0", spec, "criterion", share, f"ρ per group {rounded(rhos)}"),
+        condition("decile curve", spec, "deciles", monotone, f"decile means {rounded(curve)}"),
     ]
-    return _all_of(cid, spec, parts)
+    return all_of(cid, spec, parts)
 
 
-@_needs("dataset")
+@needs("dataset")
 def family_vs_pool(cid, spec, doc):
     c4 = doc["c4"]
     if not c4["available"]:
@@ -151,105 +113,89 @@ def family_vs_pool(cid, spec, doc):
     seeds = c4["seeds"]
     family = dict(zip(seeds, c4["family_drop"], strict=True))
     pool = dict(zip(seeds, c4["pool_drop"], strict=True))
-    means = f"mean probe q per design { ({k: _rounded(v) for k, v in c4['mean_quality'].items()}) }"
+    means = f"mean probe q per design { ({k: rounded(v) for k, v in c4['mean_quality'].items()}) }"
     parts = [
         ("family drop − pool drop", paired_claim("", spec, family, pool, means)),
         ("family drop > 0", paired_claim("", spec, family, dict.fromkeys(seeds, 0.0))),
     ]
-    return _all_of(cid, spec, parts)
+    return all_of(cid, spec, parts)
 
 
-@_needs("dataset")
+@needs("dataset")
 def pooled_rho(cid, spec, doc):
     r = doc["rho"]["pooled"][spec["signal"]]
     oracle = doc["rho"]["pooled"].get(spec["signal"].replace("nn_", "oracle_"))
-    details = f"pooled ρ {_interval(r, 'rho')}, per seed {_rounded(r['per_seed'])}"
+    details = f"pooled ρ {interval(r, 'rho')}, per seed {rounded(r['per_seed'])}"
     if oracle:
-        details += f"; oracle ρ {_interval(oracle, 'rho')}"
+        details += f"; oracle ρ {interval(oracle, 'rho')}"
     claim = check_spec(cid, spec, r["high"], details)
     return dataclasses.replace(claim, measured=r["rho"], interval=(r["low"], r["high"]))
 
 
-@_needs("dataset")
+@needs("dataset")
 def loo_transfer(cid, spec, doc):
     loo = doc["loo"][f"{spec['signal']}|{spec.get('good', 'threshold')}"]
     bas = {g: v["balanced_accuracy"] for g, v in loo["groups"].items()}
     directions = {g: v["directions"] for g, v in loo["groups"].items()}
-    per_group = f"per group {_rounded(bas)}; fitted directions {directions}"
+    per_group = f"per group {rounded(bas)}; fitted directions {directions}"
     parts = [
-        _cond(
+        condition(
             "mean held-out balanced accuracy",
             spec,
             "criterion",
             loo["mean_balanced_accuracy"],
             per_group,
         ),
-        _cond("mean gap to own rule", spec, "gap", loo["mean_gap"]),
+        condition("mean gap to own rule", spec, "gap", loo["mean_gap"]),
     ]
-    return _all_of(cid, spec, parts)
+    return all_of(cid, spec, parts)
 
 
-@_needs("dataset")
+@needs("dataset")
 def beats_magnitude(cid, spec, doc):
     signal, groups = spec["signal"], doc["rho"]["groups"]
     wins = {g: abs(v[signal]["rho"]) > abs(v["magnitude"]["rho"]) for g, v in groups.items()}
     pooled = doc["rho"]["pooled"][f"{signal}_vs_magnitude"]
     share = float(np.mean(list(wins.values())))
     parts = [
-        _cond(
+        condition(
             "groups where |ρ_NN| > |ρ_mag|",
             spec,
             "criterion",
             share,
             f"{sum(wins.values())} of {len(wins)}",
         ),
-        _cond(
+        condition(
             "pooled paired bootstrap",
             spec,
             "pooled",
             pooled["low"],
-            f"|ρ_NN| − |ρ_mag| = {_interval(pooled, 'diff')}",
+            f"|ρ_NN| − |ρ_mag| = {interval(pooled, 'diff')}",
         ),
     ]
-    return _all_of(cid, spec, parts)
+    return all_of(cid, spec, parts)
 
 
-@_needs("dataset")
+@needs("dataset")
 def aggregate_vs_rho(cid, spec, doc):
     rec = doc["aggregate_vs_rho"][spec["signal"]]
-    quality = _rounded(dict(zip(rec["groups"], rec["mean_quality"], strict=True)))
-    rho = _rounded(dict(zip(rec["groups"], rec["rho"], strict=True)))
+    quality = rounded(dict(zip(rec["groups"], rec["mean_quality"], strict=True)))
+    rho = rounded(dict(zip(rec["groups"], rec["rho"], strict=True)))
     return check_spec(cid, spec, abs(rec["spearman"]), f"group mean q {quality}; group ρ {rho}")
 
 
 def generator_self_check(cid, spec, inputs):
     record = inputs["prepared"][spec["dataset"]]
     cosines = record["cosines"]
-    details = f"η used {record['eta_used']}; |cos| per line {_rounded(cosines)}"
+    details = f"η used {record['eta_used']}; |cos| per line {rounded(cosines)}"
     return check_spec(cid, spec, min(cosines.values()), details)
 
 
-@_needs("dataset")
+@needs("dataset")
 def self_only_identity(cid, spec, doc):
     kl = [layer["kl_uniform"]["mean"] for layer in doc["spectra"][spec["method"]]["layers"]]
     ratio = min(kl) / doc["spectra"]["uniform"]["self_only_kl_uniform"]
-    return check_spec(cid, spec, ratio, f"mean row KL per layer {_rounded(kl)} vs log S")
-
-
-def _interval(record: dict, key: str) -> str:
-    value, low, high = _rounded([record[key], record["low"], record["high"]])
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
-
-
-def _rounded(values):
-    """Three decimals for the details; a missing value (JSON null) shows as nan."""
-
-    def one(v):
-        return math.nan if v is None else round(float(v), 3)
-
-    if isinstance(values, dict):
-        return {k: one(v) for k, v in values.items()}
-    return [one(v) for v in values]
+    return check_spec(cid, spec, ratio, f"mean row KL per layer {rounded(kl)} vs log S")
 
 
 KINDS = {

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from repro.common.device import select_device
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
@@ -53,7 +54,9 @@ def role(variant) -> str:
     return "audited" if variant.attention == "full" and variant.labels == "true" else "null"
 
 
-def evaluate_seed(adata, checkpoints: dict[str, str], cfg: EvalConfig, *, seed: int) -> dict:
+def evaluate_seed(
+    adata, checkpoints: dict[str, str], cfg: EvalConfig, *, seed: int, device="cpu"
+) -> dict:
     deltas = true_deltas(adata)
     pairs = pair_table(adata)
     held = pairs[pairs["split"] == "fewshot"]
@@ -65,7 +68,7 @@ def evaluate_seed(adata, checkpoints: dict[str, str], cfg: EvalConfig, *, seed: 
     programs = adata.var["program"].astype(str).to_numpy() if "program" in adata.var else None
     rows, audits = [], {}
     for name, path in checkpoints.items():
-        loaded = load(path)
+        loaded = load(path, device=device)
         index = dataclasses.replace(base, cells=torch.as_tensor(loaded.encoder.encode(adata.X)))
         kind = role(loaded.variant)
         log.info("%s (%s): evaluating", name, kind)
@@ -79,7 +82,7 @@ def evaluate_seed(adata, checkpoints: dict[str, str], cfg: EvalConfig, *, seed: 
         if kind in ("audited", "null") and programs is not None:
             audits[name] = _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind)
             if kind == "audited":
-                untrained = load(path, untrained=True)
+                untrained = load(path, untrained=True, device=device)
                 audits[f"{name}__untrained"] = _audit(
                     untrained, index, basal, by_line, programs, cfg, rows, name, "null"
                 )
@@ -171,7 +174,7 @@ def _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind) -> di
             mine = np.array(
                 [r["delta_hat"] for r in rows if r["model"] == name and r["line"] == line]
             )
-            scores = rec[cfg.gene_map_layer % len(layers)]["scores"].numpy()
+            scores = rec[cfg.gene_map_layer % len(layers)]["scores"].cpu().numpy()
             out["regression_map"] = regression_map(mine, scores).tolist()
             out["gene_map"] = np.asarray(rec["gene_map"]).tolist()
             out["gene_map_attention"] = np.asarray(rec["gene_map_attention"]).tolist()
@@ -188,12 +191,14 @@ def run(
     *,
     seed: int,
     out: str,
+    device: str = "auto",
     threads: int = 1,
 ) -> None:
     set_threads(threads)
+    dev = select_device(device)
     adata = read_cells(cells)
-    with RunRecorder(config={"eval": cfg, "models": checkpoints}, seed=seed) as rec:
-        result = evaluate_seed(adata, checkpoints, cfg, seed=seed)
+    with RunRecorder(config={"eval": cfg, "models": checkpoints}, seed=seed, device=dev) as rec:
+        result = evaluate_seed(adata, checkpoints, cfg, seed=seed, device=dev)
     write_json(out, {**result, "seed": seed, "provenance": rec.provenance()})
 
 
@@ -203,9 +208,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("out", help="metrics JSON")
     p.add_argument("models", nargs="+", metavar="NAME=CHECKPOINT")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    run(a.cells, dict(m.split("=", 1) for m in a.models), EvalConfig(), seed=a.seed, out=a.out)
+    models = dict(m.split("=", 1) for m in a.models)
+    run(a.cells, models, EvalConfig(), seed=a.seed, out=a.out, device=a.device)
 
 
 if __name__ == "__main__":

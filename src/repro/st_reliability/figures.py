@@ -215,3 +215,28 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
         ax.legend(fontsize=5, ncol=2)
     fig.tight_layout()
     save_figure(fig, png, pdf)
+
+
+FIGURES = ("spectrum_vs_nulls", "gene_map", "quality_vs_distance", "rho_table", "loo_transfer")
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    from repro.common.io import read_json
+
+    p = argparse.ArgumentParser(description="Draw one figure from per-data-set summary JSONs.")
+    p.add_argument("figure", choices=FIGURES)
+    p.add_argument("png")
+    p.add_argument("pdf")
+    p.add_argument("--metrics", nargs="+", metavar="DATASET=JSON", required=True)
+    p.add_argument("--setting", default="shared_program_strong")
+    p.add_argument("--negative", default="no_shared_program")
+    a = p.parse_args(argv)
+    metrics = {k: read_json(v) for k, v in (m.split("=", 1) for m in a.metrics)}
+    cfg = {"setting": a.setting, "negative": a.negative}
+    globals()[a.figure](metrics, cfg, a.png, a.pdf)
+
+
+if __name__ == "__main__":
+    main()

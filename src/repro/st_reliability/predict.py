@@ -21,6 +21,10 @@ class Loaded:
     variant: Variant
     vocabulary: list[str]
 
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
     def attention(self):
         """The attention the variant was trained with (self-only for that null)."""
         if self.variant.attention == "self_only":
@@ -44,13 +48,14 @@ def load(path: str, *, untrained: bool = False, device: str | torch.device = "cp
     )
 
 
-def sentence_batch(index: CellIndex, basal: torch.Tensor, perts: list[str]) -> dict:
+def sentence_batch(index: CellIndex, basal: torch.Tensor, perts: list[str], device=None) -> dict:
     """Every perturbation on each of the line's fixed basal sentences (K, S): K·len(perts)
-    sentences, perturbation-major."""
+    sentences, perturbation-major, on ``device`` (the model's)."""
     k, s = basal.shape
     rows = basal.repeat(len(perts), 1).reshape(-1)
     labels = [p for p in perts for _ in range(k * s)]
-    return {"ctrl_cell_emb": index.cells[rows], "pert_emb": index.one_hot(labels)}
+    batch = {"ctrl_cell_emb": index.cells[rows], "pert_emb": index.one_hot(labels)}
+    return {name: t.to(device) for name, t in batch.items()} if device is not None else batch
 
 
 def predict_line(
@@ -61,9 +66,9 @@ def predict_line(
     above the ceiling, and Δ̂ = mean(predicted cells) − mean(predicted controls on the same
     basal cells)."""
     names = [CONTROL, *perts]
-    batch = sentence_batch(index, basal, names)
+    batch = sentence_batch(index, basal, names, loaded.device)
     with torch.no_grad(), loaded.attention():
-        out = loaded.encoder.decode(loaded.model(batch))
+        out = loaded.encoder.decode(loaded.model(batch)).cpu()
     above = int((out > ceiling).sum())
     cells = out.clamp(0.0, ceiling).reshape(len(names), -1, out.shape[-1]).numpy()
     means = cells.mean(1)

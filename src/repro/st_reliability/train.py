@@ -144,7 +144,7 @@ def train_variant(
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             opt.step()
-            losses.append(float(loss))
+            losses.append(loss.item())
             if (step + 1) % cfg.log_every == 0 or step + 1 == cfg.steps:
                 recent = np.mean(losses[-cfg.log_every :])
                 log.info(

@@ -1,0 +1,85 @@
+"""Config typos stop the run before any job, naming the key."""
+
+import copy
+
+import pytest
+import yaml
+
+from repro.common.configcheck import ConfigError
+from repro.st_reliability.configcheck import check
+from tests.conftest import ROOT
+
+
+def config(name="config.yaml"):
+    return yaml.safe_load((ROOT / "config" / name).read_text())
+
+
+def section(cfg):
+    return cfg["papers"]["st_reliability"]
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "test.yaml", "full.yaml"])
+def test_shipped_configs_pass(name):
+    check(config(name))
+
+
+@pytest.mark.parametrize(
+    "edit,key",
+    [
+        (
+            lambda s: s["datasets"]["no_shared_program"]["models"].append("hvgg"),
+            "papers.st_reliability.datasets.no_shared_program.models[1]",
+        ),
+        (
+            lambda s: s["claims"]["c5_tracks_l2"].update(dataset="shared_program"),
+            "papers.st_reliability.claims.c5_tracks_l2.dataset",
+        ),
+        (
+            lambda s: s["claims"]["c2_shared_program"].update(negative_dataset="none"),
+            "papers.st_reliability.claims.c2_shared_program.negative_dataset",
+        ),
+        (
+            lambda s: s["claims"]["c1_rank1_bottleneck"].update(method="self_only"),
+            "papers.st_reliability.claims.c1_rank1_bottleneck.method",
+        ),
+        (
+            lambda s: s["claims"]["c1_rank1_bottleneck"]["comparisons"][2].update(
+                {"null": "selfonly"}
+            ),
+            "papers.st_reliability.claims.c1_rank1_bottleneck.comparisons[2].null",
+        ),
+        (
+            lambda s: s["claims"]["c3_smooth_l2"].update(kind="smooth"),
+            "papers.st_reliability.claims.c3_smooth_l2.kind",
+        ),
+        (
+            lambda s: s["checks"]["self_only_identity"].update(method="self"),
+            "papers.st_reliability.checks.self_only_identity.method",
+        ),
+        (lambda s: s["audited"].append("scgpt"), "papers.st_reliability.audited[3]"),
+        (lambda s: s["c4_designs"].update(full="hvg2"), "papers.st_reliability.c4_designs.full"),
+        (
+            lambda s: s["datasets"]["shared_program_strong"].pop("eta"),
+            "papers.st_reliability.datasets.shared_program_strong.eta",
+        ),
+    ],
+)
+def test_typos_name_the_key(edit, key):
+    cfg = copy.deepcopy(config())
+    edit(section(cfg))
+    with pytest.raises(ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        check(cfg)
+
+
+def test_full_scale_downloads_must_be_configured():
+    cfg = config("full.yaml")
+    del cfg["downloads"]["st_reliability_rpe1"]
+    with pytest.raises(ConfigError, match=r"datasets\.crispri_four_lines\.lines\.rpe1\.download"):
+        check(cfg)
+
+
+def test_disabled_paper_is_not_checked():
+    cfg = copy.deepcopy(config())
+    section(cfg)["enabled"] = False
+    section(cfg)["audited"] = ["nothing"]
+    check(cfg)
