@@ -199,6 +199,7 @@ rule delta_mem_claims:
         "../envs/delta_mem.yaml"
     params:
         claims=lookup(dpath="papers/delta_mem/claims", within=config),
+        checks=lookup(dpath="papers/delta_mem/checks", within=config, default={}),
         methods=delta_mem_methods(),
         backbones=delta_mem_full_backbones(),
         mab_backbones=delta_mem_full_mab_backbones(),
@@ -263,7 +264,7 @@ rule delta_mem_full_locomo:
     wildcard_constraints:
         backbone="[a-z0-9_]+",
         adapter="base|released|trained",
-        condition="truncated|full|state_only|full_state",
+        condition=one_of(DELTA_MEM_FULL_CONDITIONS),
         shard=r"\d+",
     conda:
         "../envs/delta_mem.yaml"
@@ -278,7 +279,6 @@ rule delta_mem_full_locomo:
         ),
         memory=delta_mem_full_param("memory"),
         adapter=delta_mem_full_adapter,
-        key_map=delta_mem_full_param("key_map"),
         locomo=delta_mem_full_param("locomo"),
         dtype=delta_mem_full_param("dtype"),
         device=config["device"],
@@ -315,7 +315,7 @@ rule delta_mem_full_mab:
     wildcard_constraints:
         backbone="[a-z0-9_]+",
         adapter="base|released|trained",
-        condition="truncated|full|state_only|full_state",
+        condition=one_of(DELTA_MEM_FULL_CONDITIONS),
         split="Accurate_Retrieval|Test_Time_Learning|Long_Range_Understanding|Conflict_Resolution",
         shard=r"\d+",
     conda:
@@ -331,7 +331,6 @@ rule delta_mem_full_mab:
         ),
         memory=delta_mem_full_param("memory"),
         adapter=delta_mem_full_adapter,
-        key_map=delta_mem_full_param("key_map"),
         mab=delta_mem_full_param("memoryagentbench"),
         dtype=delta_mem_full_param("dtype"),
         device=config["device"],

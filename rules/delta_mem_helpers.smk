@@ -61,7 +61,7 @@ def delta_mem_full_training():
 
 
 def delta_mem_full_adapter(wildcards):
-    """base: none (zero-initialised δ-Mem is the base model); released: the hub repo id."""
+    """base: none (δ-Mem with zero heads is the base model); released: the hub repo id."""
     if wildcards.adapter == "trained":
         return f"results/delta_mem/full/adapters/{wildcards.backbone}.safetensors"
     if wildcards.adapter == "released":
@@ -76,14 +76,23 @@ def delta_mem_full_locomo_inputs(wildcards):
     return inputs
 
 
+DELTA_MEM_FULL_CONDITIONS = ("truncated", "state_only", "history_replay", "official_prompt")
+
+
+def delta_mem_full_conditions(adapter):
+    """The base adapter (zero heads: the base model) runs the conditions without a written
+    state, where it differs from its truncated self; adapters those with one."""
+    if adapter == "base":
+        return ["truncated", "history_replay", "official_prompt"]
+    return ["state_only", "history_replay", "official_prompt"]
+
+
 def _delta_mem_full_jobs(backbone):
     """(adapter, condition, conversation) of every LoCoMo job of a backbone."""
     spec, locomo = delta_mem_full()["backbones"][backbone], delta_mem_full()["locomo"]
     jobs = []
     for adapter in spec["adapters"]:
-        base = adapter == "base"
-        conditions = ["truncated", "full"] if base else ["state_only", "full_state"]
-        for condition in conditions:
+        for condition in delta_mem_full_conditions(adapter):
             jobs += [(adapter, condition, c) for c in range(locomo["conversations"])]
     return jobs
 
@@ -113,9 +122,7 @@ def _delta_mem_full_mab_jobs(backbone):
     splits = delta_mem_full()["memoryagentbench"]["splits"]
     jobs = []
     for adapter in spec["adapters"]:
-        base = adapter == "base"
-        conditions = ["truncated", "full"] if base else ["state_only", "full_state"]
-        for condition in conditions:
+        for condition in delta_mem_full_conditions(adapter):
             for split, part in splits.items():
                 jobs += [(adapter, condition, split, i) for i in range(part["shards"])]
     return jobs

@@ -1,11 +1,15 @@
 from _bootstrap import setup_logging
 
 from repro.delta_mem.fullscale import run_locomo
+from repro.delta_mem.generation import Sampling
 from repro.delta_mem.train import memory_config
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-cfg = sm.params.locomo
+cfg = dict(sm.params.locomo)
+sampling = Sampling(
+    **{k: cfg[k] for k in ("max_new_tokens", "temperature", "top_p", "top_k", "seed")}
+)
 run_locomo(
     sm.params.backbone["model"],
     memory_config(dict(sm.params.memory)),
@@ -14,9 +18,8 @@ run_locomo(
     int(sm.wildcards.shard),
     sm.wildcards.condition,
     sm.output.metrics,
-    key_map=sm.params.key_map,
+    sampling,
+    ingest_chunk=cfg.get("ingest_chunk"),
     device=sm.params.device,
     dtype=sm.params.dtype,
-    write_length=cfg["write_length"],
-    max_new_tokens=cfg["max_new_tokens"],
 )

@@ -1,6 +1,6 @@
 from _bootstrap import setup_logging
 
-from repro.delta_mem.fullscale import run_mab
+from repro.delta_mem.fullmab import run_mab
 from repro.delta_mem.train import memory_config
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -17,10 +17,9 @@ run_mab(
     int(cfg["splits"][split]["shards"]),
     sm.wildcards.condition,
     sm.output.metrics,
-    key_map=sm.params.key_map,
     device=sm.params.device,
     dtype=sm.params.dtype,
     context_chars=cfg["context_chars"],
-    write_length=cfg["write_length"],
     max_new_tokens=cfg["max_new_tokens"],
+    ingest_chunk=cfg.get("ingest_chunk"),
 )

@@ -41,7 +41,10 @@ def word_qwen3(random_qwen3):
             tokenizer_object=raw, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
         )
         model = random_qwen3(
-            vocab_size=max(64, len(vocab)), max_position_embeddings=512, eos_token_id=2, pad_token_id=1
+            vocab_size=max(64, len(vocab)),
+            max_position_embeddings=512,
+            eos_token_id=2,
+            pad_token_id=1,
         )
         return model, tokenizer
 

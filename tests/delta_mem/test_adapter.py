@@ -135,7 +135,9 @@ def test_adapter_files_load_with_weights_only(random_qwen3, tmp_path):
     """A pickled object that is not a tensor dict is refused, not executed."""
     model = random_qwen3()
     directory = official.write(tmp_path / "a", model, rank=8)
-    torch.save({"model.layers.0.self_attn.memory_q_proj": Path("x")}, directory / "delta_mem_adapter.pt")
+    torch.save(
+        {"model.layers.0.self_attn.memory_q_proj": Path("x")}, directory / "delta_mem_adapter.pt"
+    )
     with pytest.raises(Exception, match="Weights only load failed"):
         adapter.load_adapter(DeltaMem(model, MemoryConfig(rank=8)), directory)
 
@@ -146,7 +148,12 @@ def test_our_adapters_round_trip(random_qwen3, tmp_path):
     adapter.save_adapter(dm, tmp_path / "ours.safetensors")
     other = DeltaMem(random_qwen3(), MemoryConfig(rank=4))
     adapter.load_adapter(other, tmp_path / "ours.safetensors")
-    for a, b in zip(dm.memories.state_dict().values(), other.memories.state_dict().values()):
+    for a, b in zip(
+        dm.memories.state_dict().values(), other.memories.state_dict().values(), strict=True
+    ):
         assert torch.equal(a, b)
     with pytest.raises(ValueError, match="not a δ-Mem adapter of this configuration"):
-        adapter.load_adapter(DeltaMem(random_qwen3(), MemoryConfig(rank=4, heads=("q",))), tmp_path / "ours.safetensors")
+        adapter.load_adapter(
+            DeltaMem(random_qwen3(), MemoryConfig(rank=4, heads=("q",))),
+            tmp_path / "ours.safetensors",
+        )

@@ -1,10 +1,11 @@
-"""Claims follow from the metrics documents; config cross-checks name the bad key."""
+"""Claims and checks follow from the metrics documents, each can come out "not reproduced"
+(or "failed"), explorations never decide a verdict; config cross-checks name the bad key."""
 
 from __future__ import annotations
 
 import copy
-import math
 
+import numpy as np
 import pytest
 import yaml
 
@@ -14,77 +15,163 @@ from repro.delta_mem import claims, configcheck
 from tests.conftest import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
-SPECS = CONFIG["papers"]["delta_mem"]["claims"]
+FULL = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())
+SECTION = CONFIG["papers"]["delta_mem"]
+SPECS, CHECKS = SECTION["claims"], SECTION["checks"]
+FACTS = (1, 2, 4, 8)
+SEEDS = (0, 1, 2)
+JITTER = {0: 0.01, 1: -0.005, 2: 0.0}  # per-seed noise shared by every condition
 
 
-def _metrics(method, kind, acc: dict, change=0.0, seeds=(0, 1)):
-    """A metrics document with the same accuracies at every seed."""
-    row = {
-        "accuracy": {c: {str(n): v for n, v in by_n.items()} for c, by_n in acc.items()},
-        "train": {"backbone_max_change": change},
+def _document(method, kind, acc: dict, change=0.0, seeds=SEEDS):
+    """A metrics document; ``acc[condition][n]`` is a number or a per-seed dict."""
+
+    def value(v, seed):
+        return v[seed] if isinstance(v, dict) else v + JITTER[seed]
+
+    rows = [
+        {
+            "seed": s,
+            "accuracy": {
+                c: {str(n): value(v, s) for n, v in by_n.items()} for c, by_n in acc.items()
+            },
+            "train": {"backbone_max_change": change},
+        }
+        for s in seeds
+    ]
+    keys = [(c, n) for c, by_n in acc.items() for n in by_n]
+    per = {
+        f"{c}/{n}": [
+            np.nan if r["accuracy"][c][str(n)] is None else r["accuracy"][c][str(n)] for r in rows
+        ]
+        for c, n in keys
     }
-    flat = {f"{c}/{n}": v for c, by_n in acc.items() for n, v in by_n.items()}
     return {
         "method": method,
         "kind": kind,
         "seeds": list(seeds),
         "episodes": 1000,
-        "per_seed": [{**row, "seed": s} for s in seeds],
-        "mean": flat,
-        "std": dict.fromkeys(flat, 0.0),
+        "per_seed": rows,
+        "mean": {k: float(np.mean(v)) for k, v in per.items()},
+        "std": {k: float(np.std(v)) for k, v in per.items()},
     }
 
 
-def _write(tmp_path, state_only, full_state, change=0.0):
-    facts = (1, 2, 4, 8)
+def _good():
+    """Numbers under which every claim and check holds."""
     dm = {
-        "truncated": dict.fromkeys(facts, 0.06),
-        "zeroed": dict.fromkeys(facts, 0.06),
-        "other_state": dict.fromkeys(facts, 0.07),
-        "full": dict.fromkeys(facts, 1.0),
-        "state_only": dict(zip(facts, state_only, strict=True)),
-        "full_state": dict(zip(facts, full_state, strict=True)),
-        "capability": dict.fromkeys(facts, 0.995),
+        "truncated": dict.fromkeys(FACTS, 0.06),
+        "zeroed": dict.fromkeys(FACTS, 0.06),
+        "other_state": dict.fromkeys(FACTS, 0.07),
+        "full": dict.fromkeys(FACTS, 0.98),
+        "state_only": dict(zip(FACTS, (0.9, 0.5, 0.3, 0.15), strict=True)),
+        "history_replay": dict.fromkeys(FACTS, 0.985),
+        "official_prompt": dict.fromkeys(FACTS, 0.985),
     }
     lora = {
         "truncated": dm["truncated"],
         "full": dm["full"],
-        "lora": dict.fromkeys(facts, 0.08),
-        "capability": dict.fromkeys(facts, 0.9),
+        "lora_truncated": dict.fromkeys(FACTS, 0.07),
+        "lora_full": dict.fromkeys(FACTS, 0.9),
     }
+    return {"delta_mem": dm, "delta_mem_lora": lora, "delta_mem_full_view": copy.deepcopy(dm)}
+
+
+def _run(tmp_path, acc, change=0.0, specs=SPECS, checks=CHECKS, **extra):
     paths = {}
-    for name, kind, acc in (("delta_mem", "delta_mem", dm), ("delta_mem_lora", "lora", lora)):
+    for name, a in acc.items():
         paths[name] = tmp_path / f"{name}.json"
-        write_json(paths[name], _metrics(name, kind, acc, change))
-    return paths
+        kind = "lora" if "lora" in name else "delta_mem"
+        write_json(paths[name], _document(name, kind, a, change))
+    out = claims.check_claims(specs, paths, tmp_path / "claims.json", checks=checks, **extra)
+    return {c.id: c for c in out}
 
 
-def test_verdicts_follow_the_numbers(tmp_path):
-    paths = _write(tmp_path, (0.9, 0.5, 0.3, 0.15), (1.0, 1.0, 0.995, 0.6))
-    out = {c.id: c for c in claims.check_claims(SPECS, paths, tmp_path / "claims.json")}
-    N = 2000
-    z = (0.3 - 0.06) / math.sqrt((0.3 * 0.7 + 0.06 * 0.94) / N)  # worst n_facts ≤ 4 is 4
-    assert out["memory_only_gain"].measured == pytest.approx(z)
-    assert out["memory_only_gain"].verdict == "reproduced"
-    assert out["gain_from_state"].measured == 0.0
-    assert out["full_state_no_harm"].measured == pytest.approx(-0.4)  # n_facts = 8 counts
-    assert out["full_state_no_harm"].verdict == "not reproduced"
-    assert out["lora_near_chance"].measured == pytest.approx(0.08 - 1 / 16)
-    assert out["capability_preserved"].measured == pytest.approx(0.995)
-    assert out["frozen_backbone"].verdict == "reproduced"
+def test_every_claim_and_check_holds_on_good_numbers(tmp_path):
+    out = _run(tmp_path, _good())
+    for cid in ("memory_only_gain", "history_replay_no_harm", "capability_preserved"):
+        assert out[cid].verdict == "reproduced", out[cid].details
+    assert out["strongest_baseline_gain"].verdict == "reproduced"
+    assert out["strongest_baseline_gain"].measured == pytest.approx(0.085)
+    # worst n_facts ≤ 4 for the state gain is 4: 0.3 − 0.06, the same at every seed
+    assert out["memory_only_gain"].measured == pytest.approx(0.24)
+    assert "least favourable n_facts=4" in out["memory_only_gain"].details
+    for cid in CHECKS:
+        assert out[cid].type == "check" and out[cid].verdict == "passed", cid
     assert out["trainable_parameters"].measured == pytest.approx(abs(4_866_336 - 4.87e6) / 4.87e6)
     assert out["locomo_gain"].verdict == "not tested at this scale"
-    # ratio of means over n_facts ≤ 6: (1 + 1 + 0.995) / 3
-    assert "full_state/full (ratio of mean accuracies over n_facts [1, 2, 4]): 1.00" in (
+    # the embedded analogue, ratio of mean accuracies over n_facts ≤ 6
+    assert "official_prompt/full (ratio of mean accuracies over n_facts [1, 2, 4]): 1.01" in (
         out["locomo_gain"].details
     )
     assert (tmp_path / "claims.json").exists()
 
 
-def test_a_moved_backbone_fails(tmp_path):
-    paths = _write(tmp_path, (0.9, 0.5, 0.3, 0.15), (1, 1, 1, 1), change=1e-3)
-    out = {c.id: c for c in claims.check_claims(SPECS, paths, tmp_path / "claims.json")}
-    assert out["frozen_backbone"].verdict == "not reproduced"
+def _set(acc, method, condition, n, value):
+    acc[method][condition][n] = value
+    return acc
+
+
+# each claim, and numbers under which it must not be reproduced
+MUST_FAIL = {
+    # the state carries nothing at n_facts = 4 (per-seed differences −0.01, +0.005, 0)
+    "memory_only_gain": lambda a: _set(
+        a, "delta_mem", "state_only", 4, {0: 0.05, 1: 0.06, 2: 0.06}
+    ),
+    # history in the window and in the state below the base by 0.05 at n_facts = 8
+    "history_replay_no_harm": lambda a: _set(a, "delta_mem", "history_replay", 8, 0.93),
+    # δ-Mem attached loses 0.02 at n_facts = 2: the interval's lower end is below −0.01
+    "capability_preserved": lambda a: _set(a, "delta_mem", "official_prompt", 2, 0.96),
+    # LoRA-SFT with the history in the window is as good as δ-Mem's paper condition
+    "strongest_baseline_gain": lambda a: {
+        **a,
+        "delta_mem_lora": {**a["delta_mem_lora"], "lora_full": dict.fromkeys(FACTS, 0.985)},
+    },
+}
+
+
+@pytest.mark.parametrize("cid", sorted(MUST_FAIL))
+def test_each_claim_can_fail(tmp_path, cid):
+    out = _run(tmp_path, MUST_FAIL[cid](_good()))
+    assert out[cid].verdict == "not reproduced", out[cid].details
+    others = [c for c in MUST_FAIL if c != cid]
+    assert all(out[c].verdict == "reproduced" for c in others)
+
+
+def test_every_configured_claim_has_a_must_fail_case():
+    measured = {c for c, s in SPECS.items() if s["kind"] != "not_tested"}
+    assert measured == set(MUST_FAIL)
+
+
+@pytest.mark.parametrize(
+    ("cid", "edit"),
+    [
+        ("gain_from_state", lambda a: _set(a, "delta_mem", "zeroed", 2, 0.07)),
+        ("lora_without_history", lambda a: _set(a, "delta_mem_lora", "lora_truncated", 8, 0.2)),
+    ],
+)
+def test_each_check_can_fail(tmp_path, cid, edit):
+    assert _run(tmp_path, edit(_good()))[cid].verdict == "failed"
+
+
+def test_a_moved_backbone_and_a_wrong_count_fail(tmp_path):
+    assert _run(tmp_path, _good(), change=1e-3)["frozen_backbone"].verdict == "failed"
+    checks = {"trainable_parameters": {**CHECKS["trainable_parameters"], "paper_value": 5_000_000}}
+    assert _run(tmp_path, _good(), checks=checks)["trainable_parameters"].verdict == "failed"
+
+
+def test_an_exploration_is_reported_but_never_decides(tmp_path):
+    acc = MUST_FAIL["history_replay_no_harm"](_good())
+    acc["delta_mem_full_view"]["history_replay"] = dict.fromkeys(FACTS, 1.0)  # it would pass
+    out = _run(tmp_path, acc)["history_replay_no_harm"]
+    assert out.verdict == "not reproduced"
+    assert "Exploration, not the verdict: delta_mem_full_view" in out.details
+
+
+def test_missing_values_are_not_reproduced_with_the_reason(tmp_path):
+    acc = _set(_good(), "delta_mem", "state_only", 2, {0: None, 1: 0.5, 2: 0.5})
+    out = _run(tmp_path, acc)["memory_only_gain"]
+    assert out.verdict == "not reproduced" and "missing" in out.details
 
 
 @pytest.mark.parametrize(
@@ -93,21 +180,37 @@ def test_a_moved_backbone_fails(tmp_path):
         (lambda p: p["backbone"].update(max_positions=20), "max_positions"),
         (lambda p: p["figures"].update(baseline="delta_mem"), "figures.baseline"),
         (
-            lambda p: p["claims"]["lora_near_chance"].update(method="delta_mem"),
-            "claims.lora_near_chance.method",
+            lambda p: p["checks"]["lora_without_history"].update(method="delta_mem"),
+            "checks.lora_without_history.method",
         ),
         (
             lambda p: p["claims"]["memory_only_gain"].update(method="nope"),
             "claims.memory_only_gain.method",
         ),
         (
-            lambda p: p["claims"]["locomo_gain"].update(metric="state_only-truncated"),
+            lambda p: p["claims"]["memory_only_gain"].update(
+                conditions=["state_only", "capability"]
+            ),
+            "claims.memory_only_gain.conditions",
+        ),
+        (
+            lambda p: p["claims"]["strongest_baseline_gain"].update(
+                baseline_condition="history_replay"
+            ),
+            "claims.strongest_baseline_gain.baseline_condition",
+        ),
+        (
+            lambda p: p["claims"]["history_replay_no_harm"].update(exploration="delta_mem_lora"),
+            "claims.history_replay_no_harm.exploration",
+        ),
+        (
+            lambda p: p["claims"]["locomo_gain"].update(metric="full_state/full"),
             "claims.locomo_gain.metric",
         ),
         (lambda p: p["methods"]["delta_mem_r4"].update(seeds=[1]), "ablation_seed"),
         (
-            lambda p: p["claims"]["gain_from_state"].update(kind="rate_slope"),
-            "claims.gain_from_state.kind",
+            lambda p: p["checks"]["gain_from_state"].update(kind="rate_slope"),
+            "checks.gain_from_state.kind",
         ),
     ],
 )
@@ -123,15 +226,12 @@ def test_shipped_configs_pass():
         configcheck.check(yaml.safe_load((ROOT / "config" / name).read_text()))
 
 
-FULL = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())
-
-
 @pytest.mark.parametrize(
     ("field", "value", "key"),
     [
         ("dataset", "llama", "claims.locomo_gain.dataset"),
         ("method", "tuned", "claims.locomo_gain.method"),
-        ("metric", "full/full_state", "claims.locomo_gain.metric"),
+        ("metric", "full/official_prompt", "claims.locomo_gain.metric"),
     ],
 )
 def test_bad_locomo_claim_names_the_key(field, value, key):
@@ -141,28 +241,42 @@ def test_bad_locomo_claim_names_the_key(field, value, key):
         configcheck.check(config)
 
 
-def test_locomo_ratio_from_the_full_scale_summary(tmp_path):
-    paths = _write(tmp_path, (0.9, 0.5, 0.3, 0.15), (1, 1, 1, 1))
-    f1 = {
-        "base/truncated": {"overall": 0.06, "n": 10},
-        "base/full": {"overall": 0.40, "n": 10},
-        "released/state_only": {"overall": 0.12, "n": 10},
-        "released/full_state": {"overall": 0.38, "n": 10},
-    }
-    write_json(tmp_path / "qwen3_4b.json", {"backbone": "qwen3_4b", "f1": f1})
-    specs = {
-        k: v
-        for k, v in FULL["papers"]["delta_mem"]["claims"].items()
-        if k in ("locomo_gain", "locomo_state_only_gain", "locomo_gain_trained")
-    }
-    specs["locomo_gain_trained"] = {**specs["locomo_gain_trained"], "dataset": "qwen3_8b"}
-    out = {
-        c.id: c
-        for c in claims.check_claims(
-            specs, paths, tmp_path / "c.json", {"qwen3_4b": tmp_path / "qwen3_4b.json"}
-        )
-    }
-    assert out["locomo_gain"].measured == pytest.approx(0.38 / 0.40)
-    assert out["locomo_gain"].verdict == "not reproduced"  # 0.95 < 1.1
-    assert out["locomo_state_only_gain"].measured == pytest.approx(2.0)
-    assert out["locomo_gain_trained"].verdict == "not tested at this scale"
+def _full_claims(tmp_path, f1, mab_score):
+    write_json(tmp_path / "locomo.json", {"backbone": "qwen3_4b", "f1": f1})
+    write_json(tmp_path / "mab.json", {"backbone": "qwen3_4b", "score": mab_score})
+    names = ("locomo_gain", "locomo_state_only_gain", "locomo_gain_trained", "mab_gain")
+    specs = {k: v for k, v in FULL["papers"]["delta_mem"]["claims"].items() if k in names}
+    return _run(
+        tmp_path,
+        _good(),
+        specs=specs,
+        checks={},
+        locomo_paths={"qwen3_4b": tmp_path / "locomo.json"},
+        mab_paths={"qwen3_4b": tmp_path / "mab.json"},
+    )
+
+
+def test_full_scale_ratios_hold_and_fail(tmp_path):
+    def f1(released, trained, state_only):
+        return {
+            "base/truncated": {"overall": 0.06, "n": 10},
+            "base/official_prompt": {"overall": 0.40, "n": 10},
+            "released/official_prompt": {"overall": released, "n": 10},
+            "trained/official_prompt": {"overall": trained, "n": 10},
+            "released/state_only": {"overall": state_only, "n": 10},
+        }
+
+    def mab(released):
+        return {
+            "base/official_prompt": {"overall": 0.5, "n": 10},
+            "released/official_prompt": {"overall": released, "n": 10},
+        }
+
+    held = _full_claims(tmp_path, f1(0.48, 0.46, 0.12), mab(0.6))
+    assert held["locomo_gain"].measured == pytest.approx(1.2)
+    assert held["locomo_state_only_gain"].measured == pytest.approx(2.0)
+    assert all(c.verdict == "reproduced" for c in held.values())
+    failed = _full_claims(tmp_path, f1(0.38, 0.40, 0.05), mab(0.5))  # 0.95×, 1.0×, 0.83×, 1.0×
+    assert all(c.verdict == "not reproduced" for c in failed.values())
+    missing = _full_claims(tmp_path, {"base/official_prompt": {"overall": 0.4, "n": 1}}, {})
+    assert all(c.verdict == "not reproduced" for c in missing.values())

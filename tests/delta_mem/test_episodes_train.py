@@ -111,10 +111,10 @@ def test_evaluation_conditions(trained):
         "state_only",
         "zeroed",
         "other_state",
-        "full_state",
-        "capability",
+        "history_replay",
+        "official_prompt",
     }
-    assert set(lora) == {"truncated", "full", "lora", "capability"}
+    assert set(lora) == {"truncated", "full", "lora_truncated", "lora_full"}
     assert dm["zeroed"] == dm["truncated"]  # zero state: exactly the base
     assert dm["truncated"] == lora["truncated"] and dm["full"] == lora["full"]
     assert set(rows["dm"]["overwrite"]["state_only"][2]) == {"new", "stale"}
@@ -139,8 +139,16 @@ def test_full_view_reads_the_whole_window_after_writing():
 
 def _first_loss(root, name, method, optim):
     train.train_method(
-        name, method, SPEC, TaskConfig(), optim, 0, root / "bb.pt", root / f"{name}.pt",
-        root / f"{name}.json", device="cpu",
+        name,
+        method,
+        SPEC,
+        TaskConfig(),
+        optim,
+        0,
+        root / "bb.pt",
+        root / f"{name}.pt",
+        root / f"{name}.json",
+        device="cpu",
     )
     from repro.common.io import read_json
 
@@ -156,7 +164,9 @@ def test_each_method_trains_on_its_own_view(trained):
     base = train.load_backbone(SPEC, root / "bb.pt", "cpu")
     with torch.no_grad():
         query = torch.nn.functional.cross_entropy(base(batch.query)[:, -1], batch.answer)
-        full = torch.nn.functional.cross_entropy(train.full_logits(base, batch, device="cpu"), batch.answer)
+        full = torch.nn.functional.cross_entropy(
+            train.full_logits(base, batch, device="cpu"), batch.answer
+        )
     beta0 = torch.sigmoid(torch.tensor(-1.5))  # W_β = 0 at init: β = σ(b_β) everywhere
     penalty = float((beta0 - 0.05) ** 2)
     got = _first_loss(root, "dm1", {"kind": "delta_mem"}, optim)
@@ -164,7 +174,9 @@ def test_each_method_trains_on_its_own_view(trained):
     got = _first_loss(root, "lora1", {"kind": "lora", "rank": 6}, optim)
     assert got == pytest.approx(float(full), rel=1e-5)
     off = OptimConfig(steps=1, batch_size=8)  # weight 0: the regulariser is off
-    assert _first_loss(root, "dm0", {"kind": "delta_mem"}, off) == pytest.approx(float(query), rel=1e-5)
+    assert _first_loss(root, "dm0", {"kind": "delta_mem"}, off) == pytest.approx(
+        float(query), rel=1e-5
+    )
 
 
 def test_write_sparsity_pulls_mean_beta_to_its_target(trained):
@@ -177,6 +189,8 @@ def test_write_sparsity_pulls_mean_beta_to_its_target(trained):
         model, dm, trainable = train.attach(base, {"kind": "delta_mem"})
         trainable.load_state_dict(torch.load(root / f"w{weight}.pt", weights_only=True))
         with torch.no_grad():
-            train.answer_logits(model, make_batch(np.random.default_rng(5), 64, 3), dm, device="cpu")
+            train.answer_logits(
+                model, make_batch(np.random.default_rng(5), 64, 3), dm, device="cpu"
+            )
         betas[weight] = float(torch.stack([m.last_beta_mean for m in dm.memories]).mean())
     assert abs(betas[20.0] - 0.05) < 0.5 * abs(betas[0.0] - 0.05)

@@ -27,7 +27,10 @@ def test_parser_keeps_categories_1_to_4_with_their_numbering():
     assert [c.sample_id for c in conversations] == ["conv-fixture-1", "conv-fixture-2"]
     first = conversations[0]
     assert first.speakers == ("Ana", "Ben")
-    assert [s.date for s in first.sessions] == ["1:56 pm on 8 May, 2023", "10:00 am on 20 June, 2023"]
+    assert [s.date for s in first.sessions] == [
+        "1:56 pm on 8 May, 2023",
+        "10:00 am on 20 June, 2023",
+    ]
     assert [q.category for q in first.questions] == [1, 2, 3, 4, 4]  # 5 (adversarial) dropped
     assert first.questions[4].answer == "2021"  # numbers become strings
     assert locomo.CATEGORIES[1] == "multi_hop" and locomo.CATEGORIES[4] == "single_hop"
@@ -47,7 +50,8 @@ def test_delta_mem_prompts_as_the_official_protocol_writes_them():
     )
     temporal = locomo.question_prompt(first.questions[1])
     assert temporal.startswith("Based on the above conversations, write a short answer")
-    assert temporal.endswith("Question: When did Ana adopt Pixel? Use DATE of CONVERSATION to answer with an approximate date.")
+    hint = " Use DATE of CONVERSATION to answer with an approximate date."
+    assert temporal.endswith("Question: When did Ana adopt Pixel?" + hint)
     assert "approximate date" not in locomo.question_prompt(first.questions[3])
     assert locomo.canonical("\n  Answer: (a) Oslo\nmore text") == "oslo"
 
@@ -118,7 +122,7 @@ def test_one_pass_ingestion_chunked_equals_one_shot(random_qwen3):
     with torch.no_grad(), dm.phase(writes=True):
         for start in range(0, 45, 16):  # windows that cannot attend to each other
             model(input_ids=ids[:, start : start + 16])
-    assert max((a - b).abs().max() for a, b in zip(dm.states(), finals[None])) > 1e-3
+    assert max((a - b).abs().max() for a, b in zip(dm.states(), finals[None], strict=True)) > 1e-3
 
 
 @pytest.fixture
@@ -168,7 +172,9 @@ def test_conditions_on_a_tiny_qwen3(tiny_qwen3):
 def test_the_base_adapter_has_zero_heads(tiny_qwen3, monkeypatch):
     model, tokenizer = tiny_qwen3
     monkeypatch.setattr(fullscale, "load_model", lambda *a: (model, tokenizer))
-    _, _, dm = fullscale.model_with_memory("tiny", "cpu", "float32", MemoryConfig(rank=4, init="base_slice_fixed"), None)
+    _, _, dm = fullscale.model_with_memory(
+        "tiny", "cpu", "float32", MemoryConfig(rank=4, init="base_slice_fixed"), None
+    )
     assert all(m.delta_q.weight.abs().max() == 0 for m in dm.memories)
 
 
@@ -186,7 +192,9 @@ def test_generation_gets_an_attention_mask_and_pad_id_zero(word_qwen3):
 
     model.generate = spy
     ids = torch.tensor([[3, 4, 3]])
-    generation.generate(model, tokenizer, dm, ids, generation.Sampling(max_new_tokens=2), seed=0, writes=False)
+    generation.generate(
+        model, tokenizer, dm, ids, generation.Sampling(max_new_tokens=2), seed=0, writes=False
+    )
     assert torch.equal(seen["attention_mask"], torch.ones_like(ids)) and seen["pad_token_id"] == 0
     assert (seen["temperature"], seen["top_p"], seen["top_k"]) == (0.4, 0.9, 10)
 

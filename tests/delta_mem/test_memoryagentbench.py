@@ -125,19 +125,19 @@ def test_mab_ratio_claim():
         "claim": "C4",
         "dataset": "qwen3_4b",
         "method": "released",
-        "metric": "full_state/full",
+        "metric": "official_prompt/official_prompt",
         "paper_value": 1.31,
         "criterion": {"op": ">=", "threshold": 1.1},
     }
     doc = {
         "score": {
-            "released/full_state": {"overall": 0.6, "n": 10},
-            "base/full": {"overall": 0.5, "n": 10},
+            "released/official_prompt": {"overall": 0.6, "n": 10},
+            "base/official_prompt": {"overall": 0.5, "n": 10},
         }
     }
-    claim = _mab_ratio("mab_gain", spec, {"qwen3_4b": doc})
+    claim = _mab_ratio("mab_gain", spec, {"mab": {"qwen3_4b": doc}})
     assert claim.measured == pytest.approx(1.2) and claim.verdict == REPRODUCED
-    assert _mab_ratio("mab_gain", spec, {}).verdict == NOT_TESTED
+    assert _mab_ratio("mab_gain", spec, {"mab": {}}).verdict == NOT_TESTED
 
 
 def test_full_config_mab_keys_are_checked():

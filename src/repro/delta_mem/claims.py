@@ -1,29 +1,49 @@
-"""δ-Mem's claims, checked against criteria written in the config before the run.
+"""δ-Mem's claims and checks, judged against criteria written in the config before the run.
 
-Kinds (``papers.delta_mem.claims.<id>.kind``), each over the evaluated n_facts (those up to
-``n_facts_max`` where given) of the metrics of ``method``:
-``state_gain`` (smallest z of state-only over truncated, binomial SE of the difference
-with all seeds' episodes pooled), ``zeroed_state`` (largest |zeroed − truncated|),
-``full_state_no_harm`` (smallest full+state − full), ``lora_chance`` (largest LoRA
-state-only accuracy above chance), ``capability`` (smallest capability / full),
-``frozen_backbone`` (largest change of a backbone weight over all training runs),
-``param_count`` (δ-Mem's trainable parameters at Qwen3-4B's sizes against the paper's, as
-a relative difference), ``locomo_ratio`` (full scale: overall LoCoMo F1 of ``method``'s
-adapter under the metric's first condition over the base under its second, for the
-backbone named by ``dataset``), ``mab_ratio`` (the same with the overall MemoryAgentBench
-score, full scale) and ``not_tested``; a ``not_tested`` claim with ``metric: a/b``
-gets the embedded analogue (ratio of mean accuracies a / b) in its details.
+Kinds (``papers.delta_mem.{claims,checks}.<id>.kind``), each over the evaluated n_facts
+(those up to ``n_facts_max`` where given) of the metrics of ``method``:
+
+- ``paired_conditions``: ``conditions: [a, b]`` of one method compared per seed (the seeds
+  share backbones and evaluation episodes) with the paired criterion, at every n_facts; the
+  claim holds only if it holds at each, and the least favourable n_facts is reported. An
+  ``exploration`` method (a setting added after the pre-registered run) is reported in the
+  details, never in the verdict.
+- ``beats_baseline``: ``method``'s ``condition`` against each of ``baselines``'
+  ``baseline_condition``, the per-seed mean accuracy over the n_facts, paired; the least
+  favourable baseline is reported.
+- checks: ``zeroed_state`` (largest |zeroed − truncated|), ``lora_chance`` (largest LoRA
+  accuracy without the history above chance), ``frozen_backbone`` (largest change of a
+  backbone weight over all training runs), ``param_count`` (δ-Mem's trainable parameters at
+  Qwen3-4B's sizes against the paper's, as a relative difference).
+- full scale: ``locomo_ratio`` (overall LoCoMo F1 of ``method``'s adapter under the metric's
+  first condition over the base adapter under its second, for the backbone ``dataset``) and
+  ``mab_ratio`` (the same with the overall MemoryAgentBench score).
+- ``not_tested``; with ``metric: a/b`` it gets the embedded analogue (ratio of mean
+  accuracies a / b) in its details.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import json
 import math
 
 import numpy as np
 
-from repro.common.claims import Claim, check_spec, check_worst, not_tested, run_claims
+from repro.common.claims import (
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Claim,
+    check_spec,
+    check_worst,
+    not_tested,
+    paired_claim,
+    run_claims,
+)
 from repro.common.io import read_json, write_json
+
+CHANCE = 1 / 16  # episodes.N_VALUES (not imported: that module imports torch)
 
 
 def _facts(metrics: dict, spec: dict) -> list[int]:
@@ -32,11 +52,85 @@ def _facts(metrics: dict, spec: dict) -> list[int]:
 
 
 def _acc(metrics: dict, condition: str, n: int) -> float:
-    return metrics["mean"][f"{condition}/{n}"]
+    value = metrics["mean"][f"{condition}/{n}"]
+    return math.nan if value is None else value  # JSON null: a NaN mean
 
 
-def _sd(metrics: dict, condition: str, n: int) -> float:
-    return metrics["std"][f"{condition}/{n}"]
+def _by_seed(metrics: dict, condition: str, n: int) -> dict[int, float]:
+    return {r["seed"]: r["accuracy"][condition][str(n)] for r in metrics["per_seed"]}
+
+
+def _seed_means(metrics: dict, condition: str, facts: list[int]) -> dict[int, float]:
+    by_n = [_by_seed(metrics, condition, n) for n in facts]
+    return {seed: float(np.mean([b[seed] for b in by_n])) for seed in by_n[0]}
+
+
+def _margin(claim: Claim, criterion: dict) -> float:
+    """How far an oriented interval is inside its criterion (negative: it fails)."""
+    if claim.interval is None or any(math.isnan(x) for x in claim.interval):
+        return -math.inf
+    low, high = claim.interval
+    delta = float(criterion.get("delta", 0.0))
+    if criterion["test"] == "matches":
+        return min(low + delta, delta - high)
+    return low + (delta if criterion["test"] == "at_least" else 0.0)
+
+
+def _least_favourable(results: dict, spec: dict, label: str) -> Claim:
+    """One claim from several settings: holds only if every one holds; shows the worst."""
+    worst = min(results, key=lambda k: _margin(results[k], spec["criterion"]))
+    held = all(r.verdict == REPRODUCED for r in results.values())
+    parts = [
+        f"{label}={k}: {r.measured:+.3f} [{r.interval[0]:+.3f}, {r.interval[1]:+.3f}]"
+        if r.interval
+        else f"{label}={k}: {r.details}"
+        for k, r in results.items()
+    ]
+    claim = results[worst]
+    details = f"least favourable {label}={worst}: {claim.details}; all: " + "; ".join(parts)
+    return dataclasses.replace(
+        claim, verdict=REPRODUCED if held else NOT_REPRODUCED, details=details
+    )
+
+
+def _exploration(spec: dict, metrics: dict, top: str, bottom: str) -> str:
+    name = spec.get("exploration")
+    if not name:
+        return ""
+    m = metrics[name]
+    diffs = ", ".join(f"{n}: {_acc(m, top, n) - _acc(m, bottom, n):+.3f}" for n in _facts(m, spec))
+    return (
+        f". Exploration, not the verdict: {name} (seeds {m['seeds']}), {top} − {bottom} "
+        f"per n_facts {diffs}"
+    )
+
+
+def _paired_conditions(cid, spec, metrics):
+    m = metrics[spec["method"]]
+    top, bottom = spec["conditions"]
+    results = {
+        n: paired_claim(cid, spec, _by_seed(m, top, n), _by_seed(m, bottom, n))
+        for n in _facts(m, spec)
+    }
+    claim = _least_favourable(results, spec, "n_facts")
+    return dataclasses.replace(
+        claim,
+        details=f"{top} − {bottom}, seeds {m['seeds']}; {claim.details}"
+        + _exploration(spec, metrics, top, bottom),
+    )
+
+
+def _beats_baseline(cid, spec, metrics):
+    m = metrics[spec["method"]]
+    facts = _facts(m, spec)
+    ours = _seed_means(m, spec["condition"], facts)
+    results = {
+        b: paired_claim(cid, spec, ours, _seed_means(metrics[b], spec["baseline_condition"], facts))
+        for b in spec["baselines"]
+    }
+    claim = _least_favourable(results, spec, "baseline")
+    what = f"{spec['method']} {spec['condition']} − {spec['baseline_condition']}"
+    return dataclasses.replace(claim, details=f"{what}, mean over n_facts {facts}; {claim.details}")
 
 
 def _worst(cid, spec, values: dict, pick, fmt, prefix) -> Claim:
@@ -44,26 +138,8 @@ def _worst(cid, spec, values: dict, pick, fmt, prefix) -> Claim:
     return check_worst(cid, spec, values, pick, details)
 
 
-def _state_gain(cid, spec, m):
-    N = m["episodes"] * len(m["seeds"])
-    z = {}
-    for n in _facts(m, spec):
-        a, b = _acc(m, "state_only", n), _acc(m, "truncated", n)
-        z[n] = (a - b) / math.sqrt(max(a * (1 - a) + b * (1 - b), 1e-12) / N)
-    return _worst(
-        cid,
-        spec,
-        z,
-        min,
-        lambda n, v: (
-            f"state-only {_acc(m, 'state_only', n):.3f} ± {_sd(m, 'state_only', n):.3f} "
-            f"vs truncated {_acc(m, 'truncated', n):.3f}, z={v:.1f}"
-        ),
-        f"{N} episodes per n_facts; ",
-    )
-
-
-def _zeroed_state(cid, spec, m):
+def _zeroed_state(cid, spec, metrics):
+    m = metrics[spec["method"]]
     gap = {n: abs(_acc(m, "zeroed", n) - _acc(m, "truncated", n)) for n in _facts(m, spec)}
     return _worst(
         cid,
@@ -77,49 +153,23 @@ def _zeroed_state(cid, spec, m):
     )
 
 
-def _full_state_no_harm(cid, spec, m):
-    diff = {n: _acc(m, "full_state", n) - _acc(m, "full", n) for n in _facts(m, spec)}
-    return _worst(
-        cid,
-        spec,
-        diff,
-        min,
-        lambda n, v: f"full+state {_acc(m, 'full_state', n):.3f} vs full {_acc(m, 'full', n):.3f}",
-        "",
-    )
-
-
-def _lora_chance(cid, spec, m):
-    from repro.delta_mem.episodes import N_VALUES  # imports torch (not at DAG time)
-
-    chance = 1 / N_VALUES
-    above = {n: _acc(m, "lora", n) - chance for n in _facts(m, spec)}
+def _lora_chance(cid, spec, metrics):
+    m = metrics[spec["method"]]
+    above = {n: _acc(m, "lora_truncated", n) - CHANCE for n in _facts(m, spec)}
     return _worst(
         cid,
         spec,
         above,
         max,
-        lambda n, v: f"LoRA {_acc(m, 'lora', n):.3f}",
-        f"chance {chance:.4f}; ",
+        lambda n, v: f"LoRA-SFT, query window only: {_acc(m, 'lora_truncated', n):.3f}",
+        f"chance {CHANCE:.4f}; ",
     )
 
 
-def _capability(cid, spec, m):
-    ratio = {n: _acc(m, "capability", n) / _acc(m, "full", n) for n in _facts(m, spec)}
-    return _worst(
-        cid,
-        spec,
-        ratio,
-        min,
-        lambda n, v: f"{_acc(m, 'capability', n):.3f} / {_acc(m, 'full', n):.3f} = {v:.3f}",
-        "full window with the method attached / base: ",
-    )
-
-
-def _frozen_backbone(cid, spec, all_metrics):
+def _frozen_backbone(cid, spec, metrics):
     changes = {
         f"{name} seed {row['seed']}": row["train"]["backbone_max_change"]
-        for name, m in all_metrics.items()
+        for name, m in metrics.items()
         for row in m["per_seed"]
     }
     key = max(changes, key=changes.get)
@@ -169,30 +219,28 @@ def _bench_ratio(cid, spec, docs, bench: str, field: str, unit: str):
     return check_spec(cid, spec, a["overall"] / b["overall"], details)
 
 
-def _locomo_ratio(cid, spec, locomo):
-    return _bench_ratio(cid, spec, locomo, "LoCoMo", "f1", "F1")
+def _locomo_ratio(cid, spec, inputs):
+    return _bench_ratio(cid, spec, inputs["locomo"], "LoCoMo", "f1", "F1")
 
 
-def _mab_ratio(cid, spec, mab):
-    return _bench_ratio(cid, spec, mab, "MemoryAgentBench", "score", "score")
+def _mab_ratio(cid, spec, inputs):
+    return _bench_ratio(cid, spec, inputs["mab"], "MemoryAgentBench", "score", "score")
 
 
-def _reads_method(handler):
-    """A handler of one method's metrics (the claim's ``method``)."""
-    return lambda cid, spec, inputs: handler(cid, spec, inputs["metrics"][spec["method"]])
+def _metrics(handler):
+    return lambda cid, spec, inputs: handler(cid, spec, inputs["metrics"])
 
 
-# The claim kinds of papers.delta_mem.claims, each handler(id, spec, {metrics, locomo, mab}).
+# papers.delta_mem.{claims,checks} kinds, each handler(id, spec, {metrics, locomo, mab})
 KINDS = {
-    "state_gain": _reads_method(_state_gain),
-    "zeroed_state": _reads_method(_zeroed_state),
-    "full_state_no_harm": _reads_method(_full_state_no_harm),
-    "lora_chance": _reads_method(_lora_chance),
-    "capability": _reads_method(_capability),
-    "frozen_backbone": lambda cid, spec, inputs: _frozen_backbone(cid, spec, inputs["metrics"]),
-    "param_count": lambda cid, spec, inputs: _param_count(cid, spec, inputs["metrics"]),
-    "locomo_ratio": lambda cid, spec, inputs: _locomo_ratio(cid, spec, inputs["locomo"]),
-    "mab_ratio": lambda cid, spec, inputs: _mab_ratio(cid, spec, inputs["mab"]),
+    "paired_conditions": _metrics(_paired_conditions),
+    "beats_baseline": _metrics(_beats_baseline),
+    "zeroed_state": _metrics(_zeroed_state),
+    "lora_chance": _metrics(_lora_chance),
+    "frozen_backbone": _metrics(_frozen_backbone),
+    "param_count": _metrics(_param_count),
+    "locomo_ratio": _locomo_ratio,
+    "mab_ratio": _mab_ratio,
 }
 
 
@@ -202,17 +250,34 @@ def check_claims(
     output: str,
     locomo_paths: dict[str, str] | None = None,
     mab_paths: dict[str, str] | None = None,
+    checks: dict | None = None,
 ) -> list[Claim]:
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
     locomo = {name: read_json(path) for name, path in (locomo_paths or {}).items()}
     mab = {name: read_json(path) for name, path in (mab_paths or {}).items()}
     for m in metrics.values():
         m["n_facts"] = sorted(int(n) for n in m["per_seed"][0]["accuracy"]["truncated"])
-    claims = [
+    inputs = {"metrics": metrics, "locomo": locomo, "mab": mab}
+    results = [
         _analogue(c, specs[c.id], metrics[specs[c.id]["method"]])
-        if specs[c.id]["kind"] == "not_tested" and "metric" in specs[c.id]
+        if c.type == "claim" and specs[c.id]["kind"] == "not_tested" and "metric" in specs[c.id]
         else c
-        for c in run_claims(specs, KINDS, {"metrics": metrics, "locomo": locomo, "mab": mab})
+        for c in run_claims(specs, KINDS, inputs, checks or {})
     ]
-    write_json(output, claims)
-    return claims
+    write_json(output, results)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="δ-Mem's claims and checks from metrics JSON")
+    parser.add_argument("specs", help="JSON: {claims: {...}, checks: {...}} as in the config")
+    parser.add_argument("output")
+    parser.add_argument("metrics", nargs="+", help="method=path of results/delta_mem/metrics")
+    args = parser.parse_args()
+    specs = json.loads(open(args.specs).read())
+    paths = dict(item.split("=", 1) for item in args.metrics)
+    check_claims(specs["claims"], paths, args.output, checks=specs.get("checks", {}))
+
+
+if __name__ == "__main__":
+    main()

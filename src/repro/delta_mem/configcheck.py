@@ -9,54 +9,75 @@ from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.delta_mem.claims import KINDS
 
 ADAPTERS = ("released", "trained")
-NEEDS_METHOD = {"state_gain", "zeroed_state", "full_state_no_harm", "lora_chance", "capability"}
-CONDITIONS = (
-    "truncated",
-    "full",
-    "state_only",
-    "zeroed",
-    "other_state",
-    "full_state",
-    "capability",
-    "lora",
-)
+FULL_CONDITIONS = ("truncated", "state_only", "history_replay", "official_prompt")
+# conditions each method kind is evaluated under (repro.delta_mem.evaluate)
+CONDITIONS = {
+    "delta_mem": (
+        "truncated",
+        "full",
+        "state_only",
+        "zeroed",
+        "other_state",
+        "history_replay",
+        "official_prompt",
+    ),
+    "lora": ("truncated", "full", "lora_truncated", "lora_full"),
+}
+METHOD_KIND = {  # the method kind each claim kind reads
+    "paired_conditions": "delta_mem",
+    "beats_baseline": "delta_mem",
+    "zeroed_state": "delta_mem",
+    "lora_chance": "lora",
+}
 
 
-def _check_locomo_claim(key: str, claim: dict, full: dict) -> None:
+def _check_full_claim(spec: dict, full: dict, key: str) -> None:
+    """The backbone, adapter and conditions a locomo_ratio / mab_ratio claim names."""
     for field in ("dataset", "method", "metric"):
-        if field not in claim:
-            raise ConfigError(f"{key}.{field}: a {claim['kind']} claim names it")
-    backbone = full.get("backbones", {}).get(claim["dataset"])
+        if field not in spec:
+            raise ConfigError(f"{key}.{field}: a {spec['kind']} claim names it")
+    backbone = full.get("backbones", {}).get(spec["dataset"])
     if full and backbone is None:
         raise ConfigError(f"{key}.dataset: not a backbone under papers.delta_mem.full_scale")
-    if claim["method"] not in ADAPTERS or (
-        backbone and claim["method"] not in backbone["adapters"]
-    ):
+    if spec["method"] not in ADAPTERS or (backbone and spec["method"] not in backbone["adapters"]):
         raise ConfigError(f"{key}.method: the adapter, one of {ADAPTERS} run for that backbone")
-    parts = claim["metric"].split("/")
-    if (
-        len(parts) != 2
-        or parts[0] not in ("state_only", "full_state")
-        or parts[1] not in ("truncated", "full")
-    ):
-        raise ConfigError(f"{key}.metric: write it as (state_only|full_state)/(truncated|full)")
+    parts = spec["metric"].split("/")
+    if len(parts) != 2 or parts[0] == "truncated" or set(parts) - set(FULL_CONDITIONS):
+        raise ConfigError(
+            f"{key}.metric: write it as adapter condition/base condition from {FULL_CONDITIONS}"
+        )
 
 
-def _check_claim(key: str, claim: dict, methods: dict) -> None:
-    kind = claim["kind"]
-    if kind in NEEDS_METHOD and "method" not in claim:
-        raise ConfigError(f"{key}.method: a {kind} claim names the method it checks")
-    if "method" not in claim:
-        return
-    if claim["method"] not in methods:
-        raise ConfigError(f"{key}.method: {claim['method']!r} is not in papers.delta_mem.methods")
-    want = "lora" if kind == "lora_chance" else "delta_mem"
-    if kind != "not_tested" and methods[claim["method"]]["kind"] != want:
-        raise ConfigError(f"{key}.method: a {kind} claim needs a method of kind {want}")
-    if "metric" in claim:
-        parts = claim["metric"].split("/")
-        if len(parts) != 2 or set(parts) - set(CONDITIONS):
-            raise ConfigError(f"{key}.metric: write it as condition/condition from {CONDITIONS}")
+def _check_analogue(spec: dict, methods: dict, key: str) -> None:
+    """A not_tested claim's embedded analogue (method, metric a/b) is computed: check it."""
+    if methods.get(spec.get("method"), {}).get("kind") != "delta_mem":
+        raise ConfigError(f"{key}.method: the embedded analogue needs a δ-Mem method")
+    parts = spec["metric"].split("/")
+    if len(parts) != 2 or set(parts) - set(CONDITIONS["delta_mem"]):
+        raise ConfigError(f"{key}.metric: write it as a/b from {CONDITIONS['delta_mem']}")
+
+
+def _references(paper: dict):
+    methods = paper["methods"]
+
+    def of(spec: dict) -> dict:
+        kind, refs = spec["kind"], {}
+        want = METHOD_KIND.get(kind)
+        names = {m for m, s in methods.items() if s["kind"] == (want or "delta_mem")}
+        if "method" in spec or want:
+            refs["method"] = names
+        if kind == "beats_baseline":
+            refs["baselines"] = set(methods) - {spec.get("method")}
+            base_kinds = {methods[b]["kind"] for b in spec.get("baselines", []) if b in methods}
+            refs["baseline_condition"] = {c for k in base_kinds for c in CONDITIONS[k]}
+            refs["condition"] = CONDITIONS["delta_mem"]
+        if kind == "paired_conditions":
+            refs["conditions"] = CONDITIONS["delta_mem"]
+        if "exploration" in spec:
+            refs["exploration"] = {m for m, s in methods.items() if s["kind"] == "delta_mem"}
+        return refs
+
+    return of
 
 
 def check(config: dict[str, Any]) -> None:
@@ -92,8 +113,22 @@ def check(config: dict[str, Any]) -> None:
             raise ConfigError(
                 f"papers.delta_mem.figures.ablation_seed: not among methods.{name}'s seeds"
             )
-    check_claim_specs("delta_mem", paper, claim_kinds(KINDS))
     full = paper.get("full_scale", {})
+    embedded = _references(paper)
+
+    def references_of(spec: dict) -> dict:
+        if spec["kind"] in ("locomo_ratio", "mab_ratio"):
+            return {}
+        return embedded(spec)
+
+    check_claim_specs("delta_mem", paper, claim_kinds(KINDS), references_of=references_of)
+    for group in ("claims", "checks"):
+        for cid, spec in paper.get(group, {}).items():
+            key = f"papers.delta_mem.{group}.{cid}"
+            if spec["kind"] in ("locomo_ratio", "mab_ratio"):
+                _check_full_claim(spec, full, key)
+            elif spec["kind"] == "not_tested" and "metric" in spec:
+                _check_analogue(spec, methods, key)
     for name, spec in full.get("backbones", {}).items():
         if "released" in spec["adapters"] and "released_adapter" not in spec:
             raise ConfigError(
@@ -112,9 +147,3 @@ def check(config: dict[str, Any]) -> None:
                 f"papers.delta_mem.full_scale.memoryagentbench.splits.{split}.download: "
                 "not a key under downloads"
             )
-    for cid, claim in paper["claims"].items():
-        key = f"papers.delta_mem.claims.{cid}"
-        if claim["kind"] in ("locomo_ratio", "mab_ratio"):
-            _check_locomo_claim(key, claim, full)
-        else:
-            _check_claim(key, claim, methods)

@@ -6,6 +6,7 @@ Shared by the ``delta_mem_cost`` rule (metrics for the figure) and
 
 from __future__ import annotations
 
+import argparse
 import copy
 import math
 import time
@@ -136,3 +137,19 @@ def measure(lengths, widths, *, threads: int = 1) -> dict:
         "lengths": state_bytes_vs_length(lengths),
         "widths": [token_overhead(d, T) for d, T in widths],
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="δ-Mem's state memory and per-token time")
+    parser.add_argument("output", help="cost JSON")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[64, 256, 1024, 4096])
+    parser.add_argument("--widths", nargs="+", default=["64x32", "512x512"], help="d_model x T")
+    args = parser.parse_args()
+    from repro.common.io import write_json
+
+    widths = [tuple(int(x) for x in w.split("x")) for w in args.widths]
+    write_json(args.output, measure(args.lengths, widths))
+
+
+if __name__ == "__main__":
+    main()

@@ -3,15 +3,19 @@
 Conditions: ``truncated`` (base, query window only), ``full`` (base, whole history in the
 window), and for δ-Mem ``state_only`` (history written, query window read), ``zeroed``
 (zero state), ``other_state`` (the state another episode wrote: the gain must be specific
-to the episode), ``full_state`` (history in the window and in the state, the official
-LoCoMo protocol), ``capability`` (δ-Mem attached to an ordinary full-window pass, writes on
-from a zero state). The LoRA baseline gives ``lora`` (query window) and ``capability``.
+to the episode), ``history_replay`` (history written, then history + query read with writes
+off: the official ``history_replay`` mode) and ``official_prompt`` (reset, one pass over
+history + query with writes on: the analogue of the paper's LoCoMo condition, the official
+``official_prompt`` mode). The LoRA-SFT baseline gives ``lora_truncated`` (adapter on, query
+window) and ``lora_full`` (adapter on, history in the window: its own setting).
 Every method and seed sees the same evaluation episodes (fixed seeds per n_facts).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import json
 
 import numpy as np
 import torch
@@ -65,10 +69,10 @@ def memory_conditions(model, dm, batch: Batch, device) -> dict[str, torch.Tensor
     written = dm.states()
     dm.set_states([s.roll(1, dims=0) for s in written])
     out["other_state"] = _read(model, dm, batch.query, device)[:, -1]
-    out["full_state"] = answer_logits(model, batch, dm, device=device, full_view=True)
+    out["history_replay"] = answer_logits(model, batch, dm, device=device, full_view=True)
     dm.reset()
     with dm.phase(writes=True, mask=(batch.full != PAD).to(device)):
-        out["capability"] = full_logits(model, batch, device=device)
+        out["official_prompt"] = full_logits(model, batch, device=device)
     return out
 
 
@@ -100,8 +104,8 @@ def evaluate_seed(method, spec, task, cfg, seed, backbone, weights, device) -> d
                     "truncated": model(batch.query.to(device))[:, -1],
                     "full": full_logits(model, batch, device=device),
                 }
-            out["lora"] = model(batch.query.to(device))[:, -1]
-            out["capability"] = full_logits(model, batch, device=device)
+            out["lora_truncated"] = model(batch.query.to(device))[:, -1]
+            out["lora_full"] = full_logits(model, batch, device=device)
             return out
         dm.reset()
         with dm.phase(writes=False):  # zero state and no writes: exactly the base model
@@ -181,3 +185,35 @@ def evaluate_method(
     }
     write_json(output, doc)
     return doc
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Accuracy of one method under every condition")
+    parser.add_argument(
+        "params", help="JSON: {name, method, backbone, task, evaluation} (the rule's)"
+    )
+    parser.add_argument("output")
+    parser.add_argument(
+        "runs", nargs="+", help="seed:backbone.pt:weights.pt:record.json, one per seed"
+    )
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    args = parser.parse_args()
+    p = json.loads(open(args.params).read())
+    seeds, backbones, weights, records = zip(*(r.split(":") for r in args.runs), strict=True)
+    evaluate_method(
+        p["name"],
+        p["method"],
+        p["backbone"],
+        TaskConfig(**p["task"]),
+        EvalConfig(**p["evaluation"]),
+        [int(s) for s in seeds],
+        backbones,
+        weights,
+        records,
+        args.output,
+        device=args.device,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -2,27 +2,30 @@
 
 from __future__ import annotations
 
+import argparse
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from repro.common.plotting import apply_style, save_figure
 from repro.delta_mem.episodes import N_VALUES
 
-# reference lines: the paper's multipliers (full history + state over full history) and the
-# independent reproduction's LoCoMo state-only over truncated (brief §1)
+# reference lines: the paper's multipliers (its LoCoMo condition, official_prompt, over the
+# base) and the independent reproduction's LoCoMo state-only over truncated (brief §1)
 PAPER_RATIOS = {
-    "full_state": [(1.20, "LoCoMo"), (1.31, "MemoryAgentBench")],
+    "official_prompt": [(1.20, "LoCoMo"), (1.31, "MemoryAgentBench")],
     "state_only": [(1.80, "LoCoMo, indep. repro.")],
 }
 LABELS = {
     "truncated": "(a) truncated base",
-    "state_only": "(b) δ-Mem state-only",
-    "zeroed": "(c) δ-Mem zeroed state",
+    "state_only": "(b) δ-Mem, state only",
+    "zeroed": "(c) δ-Mem, zeroed state",
     "other_state": "(c′) another episode's state",
-    "full": "(d) full-context base",
-    "full_state": "(e) full context + state",
-    "lora": "(f) LoRA, same budget",
-    "capability": "δ-Mem attached, full window",
+    "full": "(d) full-history base",
+    "history_replay": "(e) history_replay: written, then read",
+    "official_prompt": "official_prompt: one pass, writes on",
+    "lora_truncated": "(f) LoRA-SFT, query only",
+    "lora_full": "(f) LoRA-SFT, history in window",
 }
 
 
@@ -51,22 +54,20 @@ def accuracy_vs_facts(main: dict, lora: dict, train_facts, png, pdf) -> None:
             axes[0],
             "history only in the state (or nowhere)",
             [(main, c) for c in ("truncated", "state_only", "zeroed", "other_state")]
-            + [(lora, "lora")],
+            + [(lora, "lora_truncated")],
         ),
         (
             axes[1],
             "history in the window",
-            [(main, c) for c in ("full", "full_state", "capability")] + [(lora, "capability")],
+            [(main, c) for c in ("full", "history_replay", "official_prompt")]
+            + [(lora, "lora_full")],
         ),
     ]
     for ax, title, curves in panels:
         _train_range(ax, train_facts)
         for metrics, condition in curves:
             facts, mean, std = _curve(metrics, condition)
-            label = LABELS[condition]
-            if metrics is lora and condition == "capability":
-                label = "LoRA attached, full window"
-            ax.errorbar(facts, mean, yerr=std, marker="o", capsize=3, label=label)
+            ax.errorbar(facts, mean, yerr=std, marker="o", capsize=3, label=LABELS[condition])
         ax.set(xlabel="facts per episode", title=title, ylim=(0, 1.05))
         ax.legend(loc="upper right" if ax is axes[0] else "lower left")
     axes[0].set_ylabel(f"answer accuracy (mean ± sd over {len(main['seeds'])} seeds)")
@@ -74,47 +75,53 @@ def accuracy_vs_facts(main: dict, lora: dict, train_facts, png, pdf) -> None:
 
 
 def gain_ratios(main: dict, png, pdf) -> None:
-    """(b)/(a), the memory-only gain, and (e)/(d), the official LoCoMo setting, per n_facts."""
+    """(b)/(a), the memory-only gain, official_prompt/(d), the paper's LoCoMo condition,
+    and (e)/(d), the history_replay condition, per n_facts."""
     apply_style()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, (top, bottom, paper_key) in zip(
-        axes,
-        [("state_only", "truncated", "state_only"), ("full_state", "full", "full_state")],
-        strict=True,
-    ):
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    pairs = [
+        ("state_only", "truncated", "state_only"),
+        ("official_prompt", "full", "official_prompt"),
+        ("history_replay", "full", None),
+    ]
+    for ax, (top, bottom, paper_key) in zip(axes, pairs, strict=True):
         facts = _facts(main)
         ratios = [main["mean"][f"{top}/{n}"] / main["mean"][f"{bottom}/{n}"] for n in facts]
         ax.bar([str(n) for n in facts], ratios, color="C0")
         for x, r in enumerate(ratios):
             ax.text(x, r, f"{r:.2f}", ha="center", va="bottom", fontsize=7)
         ax.axhline(1.0, color="0.3", lw=1)
-        for value, name in PAPER_RATIOS[paper_key]:
+        for value, name in PAPER_RATIOS.get(paper_key, []):
             ax.axhline(value, color="C3", ls="--", lw=1)
             ax.text(-0.4, value, f"{name} ×{value:g}", color="C3", fontsize=7, va="bottom")
         ax.set(
             xlabel="facts per episode",
-            ylabel=f"{LABELS[top]} / {LABELS[bottom]}",
+            title=f"{LABELS[top]}\n over {LABELS[bottom]}",
+            ylabel="ratio of mean accuracies",
             yscale="log" if top == "state_only" else "linear",  # ×19 vs ×0.6–1.3
         )
     save_figure(fig, png, pdf)
 
 
 def ablations(variants: list[dict], seed: int, png, pdf) -> None:
-    """State-only and full+state accuracy of each variant at one seed (paired backbones)."""
+    """State-only and official_prompt accuracy of each variant at one seed (paired backbones);
+    an exploration (``full_view``) is drawn dashed."""
     apply_style()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    for ax, condition in zip(axes, ("state_only", "full_state"), strict=True):
+    for ax, condition in zip(axes, ("state_only", "official_prompt"), strict=True):
         for metrics in variants:
+            exploration = "full_view" in metrics["method"]
             row = next(r for r in metrics["per_seed"] if r["seed"] == seed)
             facts = sorted(int(n) for n in row["accuracy"][condition])
             ax.plot(
                 facts,
                 [row["accuracy"][condition][str(n)] for n in facts],
                 marker="o",
-                label=metrics["method"],
+                ls="--" if exploration else "-",
+                label=metrics["method"] + (" (exploration)" if exploration else ""),
             )
         ax.set(xlabel="facts per episode", title=f"{LABELS[condition]}, seed {seed}")
-        ax.legend()
+        ax.legend(fontsize=6)
     axes[0].set_ylabel("answer accuracy")
     save_figure(fig, png, pdf)
 
@@ -148,3 +155,27 @@ def cost(doc: dict, png, pdf) -> None:
     )
     axes[1].legend()
     save_figure(fig, png, pdf)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Draw one δ-Mem figure from metrics JSON")
+    parser.add_argument("figure", choices=["accuracy_vs_facts", "gain_ratios", "ablations", "cost"])
+    parser.add_argument("png")
+    parser.add_argument("pdf")
+    parser.add_argument("inputs", nargs="+", help="metrics JSON (accuracy_vs_facts: main, LoRA)")
+    parser.add_argument("--train-facts", type=int, nargs=2, default=[1, 6])
+    parser.add_argument("--seed", type=int, default=0, help="ablations: the seed drawn")
+    args = parser.parse_args()
+    from repro.common.io import read_json
+
+    docs = [read_json(p) for p in args.inputs]
+    if args.figure == "accuracy_vs_facts":
+        accuracy_vs_facts(docs[0], docs[1], args.train_facts, args.png, args.pdf)
+    elif args.figure == "ablations":
+        ablations(docs, args.seed, args.png, args.pdf)
+    else:
+        globals()[args.figure](docs[0], args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()

@@ -9,6 +9,8 @@ config/README.md).
 
 from __future__ import annotations
 
+import argparse
+
 from repro.delta_mem import memoryagentbench as mab
 from repro.delta_mem.fullscale import STATEFUL, check_condition, model_with_memory
 from repro.delta_mem.generation import Sampling, encode_chat, generate, ingest
@@ -30,7 +32,9 @@ def evaluate_mab(
         visible = "" if condition in ("truncated", "state_only") else episode.context
         for q in episode.questions:
             dm.set_states(written)
-            ids = encode_chat(tokenizer, [{"role": "user", "content": mab.prompt(q, visible)}], device)
+            ids = encode_chat(
+                tokenizer, [{"role": "user", "content": mab.prompt(q, visible)}], device
+            )
             writes = condition == "official_prompt"
             pred = generate(model, tokenizer, dm, ids, sampling, seed=0, writes=writes)
             rows.append(
@@ -89,3 +93,42 @@ def summarise_shards(docs: list[dict]) -> dict:
         key: summarise_rows([r for d in docs if d["key"] == key for r in d["predictions"]])
         for key in sorted({d["key"] for d in docs})
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="One MemoryAgentBench split shard, one condition")
+    parser.add_argument("model", help="Hugging Face model id")
+    parser.add_argument("parquet")
+    parser.add_argument("split", choices=mab.SPLITS)
+    parser.add_argument("condition")
+    parser.add_argument("output")
+    parser.add_argument("--shard", type=int, default=0)
+    parser.add_argument("--shards", type=int, default=1)
+    parser.add_argument(
+        "--adapter", help="an adapter directory / file or a hub repo id (none: base)"
+    )
+    parser.add_argument("--rank", type=int, default=8)
+    parser.add_argument("--max-new-tokens", type=int, default=4096)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="bfloat16")
+    args = parser.parse_args()
+    from repro.delta_mem.memory import MemoryConfig
+
+    run_mab(
+        args.model,
+        MemoryConfig(rank=args.rank, init="base_slice_fixed"),
+        args.adapter,
+        args.parquet,
+        args.split,
+        args.shard,
+        args.shards,
+        args.condition,
+        args.output,
+        device=args.device,
+        dtype=args.dtype,
+        max_new_tokens=args.max_new_tokens,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,7 @@ tiny random ``Qwen3Config`` model.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 
 import torch
@@ -190,8 +191,46 @@ def summarise_shards(docs: list[dict]) -> dict:
     for key in sorted({d["key"] for d in docs}):
         rows = [p for d in docs if d["key"] == key for p in d["predictions"]]
         questions = [
-            locomo.Question(r["sample_id"], r["question"], r["answer"], r["category"])
-            for r in rows
+            locomo.Question(r["sample_id"], r["question"], r["answer"], r["category"]) for r in rows
         ]
         out[key] = locomo.summarise(questions, [r["prediction"] for r in rows])
     return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="One LoCoMo conversation under one condition")
+    parser.add_argument("model", help="Hugging Face model id")
+    parser.add_argument("locomo", help="locomo10.json")
+    parser.add_argument("shard", type=int, help="the conversation's index")
+    parser.add_argument("condition", choices=CONDITIONS)
+    parser.add_argument("output")
+    parser.add_argument(
+        "--adapter", help="an adapter directory / file or a hub repo id (none: base)"
+    )
+    parser.add_argument("--rank", type=int, default=8)
+    parser.add_argument("--max-new-tokens", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--ingest-chunk", type=int)
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="bfloat16")
+    args = parser.parse_args()
+    from repro.delta_mem.memory import MemoryConfig
+
+    sampling = Sampling(max_new_tokens=args.max_new_tokens, seed=args.seed)
+    run_locomo(
+        args.model,
+        MemoryConfig(rank=args.rank, init="base_slice_fixed"),
+        args.adapter,
+        args.locomo,
+        args.shard,
+        args.condition,
+        args.output,
+        sampling,
+        ingest_chunk=args.ingest_chunk,
+        device=args.device,
+        dtype=args.dtype,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -14,6 +14,7 @@ reads ``last_beta_mean``, delta_impl.py 1989–2005, in ``compute_loss``, delta_
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import logging
@@ -21,6 +22,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+
 from repro.delta_mem.adapter import save_adapter
 from repro.delta_mem.wrapper import DeltaMem
 
@@ -147,3 +149,36 @@ def run(
         losses = train(model, tokenizer, dm, read_episodes(episodes_path), cfg)
     save_adapter(dm, adapter)
     write_json(record, {"model": model_id, "losses": losses, **rec.provenance()})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Train δ-Mem on chat episodes (hub model)")
+    parser.add_argument("model", help="Hugging Face model id")
+    parser.add_argument("episodes", help="JSONL of {messages}")
+    parser.add_argument("adapter", help="output .safetensors")
+    parser.add_argument("record", help="output .json")
+    parser.add_argument(
+        "--config", help="JSON: FullTrainConfig fields and memory (MemoryConfig fields)"
+    )
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="bfloat16")
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO)
+    from repro.delta_mem.memory import MemoryConfig
+
+    cfg = json.loads(open(args.config).read()) if args.config else {}
+    memory = MemoryConfig(**cfg.pop("memory", {}))
+    run(
+        args.model,
+        memory,
+        FullTrainConfig(**cfg),
+        args.episodes,
+        args.adapter,
+        args.record,
+        device=args.device,
+        dtype=args.dtype,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -114,7 +114,9 @@ class DeltaMemory(nn.Module):
             self.last_beta_mean = beta.mean()
         else:
             weight = mask.unsqueeze(-1).to(beta.dtype)
-            self.last_beta_mean = (beta * weight).sum() / (weight.sum() * beta.shape[-1]).clamp_min(1)
+            self.last_beta_mean = (beta * weight).sum() / (weight.sum() * beta.shape[-1]).clamp_min(
+                1
+            )
         return m
 
     def steer(self, head: str) -> torch.Tensor | None:

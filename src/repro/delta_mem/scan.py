@@ -172,7 +172,9 @@ def delta_rule_scan(
     to_end = (cum[..., -1:] - cum).exp()  # D[C, j]
     k_rows = kc.unsqueeze(nb)
     eye = torch.eye(rk, dtype=q.dtype, device=q.device)
-    trans = cum[..., -1, None, None].exp() * eye - (x * to_end.unsqueeze(-1)).transpose(-1, -2) @ k_rows
+    trans = (
+        cum[..., -1, None, None].exp() * eye - (x * to_end.unsqueeze(-1)).transpose(-1, -2) @ k_rows
+    )
     offset = ((u.squeeze(-1) * to_end).unsqueeze(-2) @ k_rows).squeeze(-2)
     s0 = q.new_zeros(*batch, rv, rk) if state is None else state
     starts, final = _chain(

@@ -17,8 +17,10 @@ the history in the window plus the state below the history alone.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
+import json
 import logging
 import math
 
@@ -71,10 +73,7 @@ def backbone_config(spec: dict) -> BackboneConfig:
 
 def memory_config(method: dict) -> MemoryConfig:
     keys = {f.name for f in dataclasses.fields(MemoryConfig)}
-    spec = {k: v for k, v in method.items() if k in keys}
-    if "heads" in spec:
-        spec["heads"] = tuple(spec["heads"])
-    return MemoryConfig(**spec)
+    return MemoryConfig(**{k: v for k, v in method.items() if k in keys})
 
 
 def lora_model(backbone: torch.nn.Module, rank: int):
@@ -237,3 +236,41 @@ def train_method(
             **run.provenance(),
         },
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Pretrain the backbone, or train a method on it")
+    parser.add_argument("step", choices=["backbone", "method"])
+    parser.add_argument(
+        "params", help="JSON: {backbone, task, optim[, name, method]} (the rule's params)"
+    )
+    parser.add_argument("output", help="weights (.pt)")
+    parser.add_argument("record", help="run record (.json)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backbone-weights", help="step method: the pretrained backbone (.pt)")
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO)
+    p = json.loads(open(args.params).read())
+    task, optim = TaskConfig(**p["task"]), OptimConfig(**p["optim"])
+    if args.step == "backbone":
+        pretrain_backbone(
+            p["backbone"], task, optim, args.seed, args.output, args.record, device=args.device
+        )
+    else:
+        train_method(
+            p["name"],
+            p["method"],
+            p["backbone"],
+            task,
+            optim,
+            args.seed,
+            args.backbone_weights,
+            args.output,
+            args.record,
+            device=args.device,
+        )
+
+
+if __name__ == "__main__":
+    main()
