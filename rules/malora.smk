@@ -91,6 +91,7 @@ rule malora_claims:
     input:
         summary="results/malora/metrics/summary.json",
         full=malora_full_outputs(),
+        figures=expand("results/malora/figures/{figure}.png", figure=MALORA_FIGURES),
     output:
         claims="results/malora/claims.json",
     log:
@@ -99,7 +100,7 @@ rule malora_claims:
         "../envs/malora.yaml"
     params:
         claims=lookup(dpath="papers/malora/claims", within=config),
-        checks=lookup(dpath="papers/malora/checks", within=config),
+        checks=lookup(dpath="papers/malora/checks", within=config, default={}),
         section=malora_section,
     script:
         "../scripts/malora_claims.py"

@@ -1,43 +1,30 @@
 """MaLoRA: margin-based LoRA merging (NeurIPS 2026), reconstructed from the brief.
 
-The rule: α_t = m_0 / m_t from calibration margins, W(α) = W0 + Σ_t α_t ΔW_t; the baselines
-share one signature (``rule(problem, **params) -> Merged``); LoRA adapters and their exact
-merges come from peft.
+The rule: α_t = m_0 / m_t from calibration margins (``malora_alphas``), W(α) = W0 + Σ_t α_t
+ΔW_t (``merge``); the baselines share one signature (``rule(problem, **params) -> Merged``,
+``RULES``, ``run_rule``); LoRA adapters and their exact ``cat`` merges come from peft
+(``lora_deltas``, ``merge_cat``); the two SVMs (``frobenius_svm``, ``nuclear_svm``).
 """
 
-from repro.malora.baselines import RULES, Merged, MergeProblem, run_rule
-from repro.malora.margins import margin, normalised_margin, per_example_margins
-from repro.malora.merging import malora_alphas, merge
-from repro.malora.svm import cosine, frobenius_svm, nuclear_svm
-from repro.malora.theory import union_margin_closed_form
+from repro.common.exports import lazy_exports
 
-TITLE = "MaLoRA"  # the paper's name as it writes it (report category, ledger section)
-_LAZY = {"lora_deltas", "merge_cat"}  # peft takes ≈10 s to import: only when asked for
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        from repro.malora import peft_merge
-
-        return getattr(peft_merge, name)
-    raise AttributeError(f"module 'repro.malora' has no attribute {name!r}")
-
-
-__all__ = [
-    "RULES",
-    "TITLE",
-    "Merged",
-    "MergeProblem",
-    "cosine",
-    "frobenius_svm",
-    "lora_deltas",
-    "malora_alphas",
-    "margin",
-    "merge",
-    "merge_cat",
-    "normalised_margin",
-    "nuclear_svm",
-    "per_example_margins",
-    "run_rule",
-    "union_margin_closed_form",
-]
+TITLE = "MaLoRA"  # the paper's name as it writes it (claims ledger, report category)
+_EXPORTS = {
+    "margin": "margins",
+    "normalised_margin": "margins",
+    "per_example_margins": "margins",
+    "malora_alphas": "merging",
+    "merge": "merging",
+    "RULES": "baselines",
+    "Merged": "baselines",
+    "MergeProblem": "baselines",
+    "run_rule": "baselines",
+    "lora_deltas": "peft_merge",
+    "merge_cat": "peft_merge",
+    "cosine": "svm",
+    "frobenius_svm": "svm",
+    "nuclear_svm": "svm",
+    "union_margin_closed_form": "theory",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -13,7 +13,6 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
-from scipy.optimize import minimize
 
 from repro.malora.merging import malora_alphas, merge
 
@@ -172,6 +171,8 @@ def lorahub(problem: MergeProblem, *, budget: int, l1: float = 0.05, bound: floa
     """LoraHub: gradient-free search of per-task weights w ∈ [−bound, bound]^T from w = 0,
     minimising loss(Σ w_t ΔW_t) + l1 Σ|w_t| within ``budget`` objective calls (Nelder-Mead
     stands in for LoraHub's nevergrad optimiser)."""
+    from scipy.optimize import minimize  # only LoraHub needs it (keeps the config check light)
+
     objective = problem.loss or (lambda delta: -problem.score(delta))
     calls = []
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from repro.common.configcheck import ConfigError
+from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.malora.names import DIGITS_METRICS, FULL_METRICS, LINEAR_METRICS, SVMS
 
 PAPER = "malora"
@@ -63,39 +63,30 @@ def _experiments(section, key, methods) -> None:
         raise ConfigError(f"{key}.linear.sweep.task: a fine-tuning task, 1..{n_tasks}")
 
 
-def _claim(section, where, spec) -> None:
-    overlaps = section.get("linear", {}).get("overlaps", [])
-    for value in spec.get("overlaps", []):
-        if value not in overlaps:
-            raise ConfigError(f"{where}.overlaps: {value} is not in linear.overlaps {overlaps}")
-    if "svm" in spec and spec["svm"] not in SVMS:
-        raise ConfigError(f"{where}.svm: one of {SVMS}")
+def _references_of(section):
+    """The names a claim may refer to: the methods and metrics of the experiment (or
+    full-scale backbone) it names, the linear overlaps, the SVMs."""
     backbones = section.get("full_scale", {}).get("backbones", {})
-    if spec["kind"] == "paired_comparison" and spec.get("dataset") in backbones:
-        if spec.get("metric") not in FULL_METRICS:
-            raise ConfigError(f"{where}.metric: one of {FULL_METRICS} at full scale")
-        full_methods = section["full_scale"].get("methods", [])
-        for name in [spec.get("method"), *spec.get("baselines", [])]:
-            if name not in full_methods:
-                raise ConfigError(f"{where}: {name!r} is not in full_scale.methods")
-        return
-    if spec["kind"] == "paired_comparison":
-        exp = spec.get("dataset")
-        if exp not in EXPERIMENTS or exp not in section:
-            raise ConfigError(
-                f"{where}.dataset: one of the experiments run, {EXPERIMENTS}, "
-                f"or a full-scale backbone {sorted(backbones)}"
-            )
-        if spec.get("metric") not in METRICS[exp]:
-            raise ConfigError(f"{where}.metric: one of {METRICS[exp]} for {exp}")
-        if exp == "linear" and not spec.get("overlaps"):
-            raise ConfigError(f"{where}.overlaps: a linear comparison names its overlaps")
-    experiment = section.get(spec.get("dataset", "linear"), {})
-    for field in ("method", "baselines"):
-        names = spec.get(field, [])
-        for name in [names] if isinstance(names, str) else names:
-            if name not in experiment.get("methods", []):
-                raise ConfigError(f"{where}.{field}: {name!r} is not a method of that experiment")
+
+    def references(spec):
+        exp = spec.get("dataset", "linear")
+        if exp in backbones:
+            methods, metrics = section["full_scale"].get("methods", []), FULL_METRICS
+        else:
+            methods = section.get(exp, {}).get("methods", [])
+            metrics = METRICS.get(exp, ())
+        out = {
+            "method": methods,
+            "baselines": methods,
+            "overlaps": section.get("linear", {}).get("overlaps", []),
+            "svm": SVMS,
+        }
+        if spec["kind"] == "paired_comparison":
+            out["dataset"] = [e for e in EXPERIMENTS if e in section] + list(backbones)
+            out["metric"] = metrics
+        return out
+
+    return references
 
 
 def check(config: dict[str, Any]) -> None:
@@ -108,15 +99,17 @@ def check(config: dict[str, Any]) -> None:
     key = f"papers.{PAPER}"
     methods = _rules(section, key)
     _experiments(section, key, methods)
-    allowed = claim_kinds(KINDS)
+    check_claim_specs(PAPER, section, claim_kinds(KINDS), references_of=_references_of(section))
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():
-            where = f"{key}.{group}.{cid}"
-            if spec["kind"] not in allowed:
+            if (
+                spec["kind"] == "paired_comparison"
+                and spec.get("dataset") == "linear"
+                and (not spec.get("overlaps"))
+            ):
                 raise ConfigError(
-                    f"{where}.kind: {spec['kind']!r} is not a MaLoRA kind; choose from {allowed}"
+                    f"{key}.{group}.{cid}.overlaps: a linear comparison names its overlaps"
                 )
-            _claim(section, where, spec)
     _full_scale(section, key, config.get("downloads", {}), methods)
 
 

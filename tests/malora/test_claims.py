@@ -1,0 +1,76 @@
+"""Every configured MaLoRA claim can come out "not reproduced" (and can hold), NaNs never
+crash the claims job, and the checks fail on broken numbers."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+from malora_helpers import toy_summary
+
+from repro.common.claims import NOT_REPRODUCED, REPRODUCED, run_claims
+from repro.malora.claims import KINDS
+
+ROOT = Path(__file__).resolve().parents[2]
+SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["malora"]
+CLAIMS = {k: v for k, v in SECTION["claims"].items() if v["kind"] != "not_tested"}
+
+
+def _judge(summary, specs=None, checks=None):
+    inputs = {"summary": summary, "section": SECTION}
+    return {
+        c.id: c for c in run_claims(specs if specs is not None else CLAIMS, KINDS, inputs, checks)
+    }
+
+
+@pytest.mark.parametrize("claim_id", sorted(CLAIMS))
+def test_every_claim_fails_on_numbers_that_contradict_it(claim_id):
+    result = _judge(toy_summary(good=False), {claim_id: CLAIMS[claim_id]})[claim_id]
+    assert result.verdict == NOT_REPRODUCED, result.details
+
+
+@pytest.mark.parametrize("claim_id", sorted(CLAIMS))
+def test_every_claim_can_hold(claim_id):
+    result = _judge(toy_summary(good=True), {claim_id: CLAIMS[claim_id]})[claim_id]
+    assert result.verdict == REPRODUCED, result.details
+
+
+def test_a_nan_is_not_reproduced_with_the_reason_not_a_crash():
+    summary = toy_summary(good=True)
+    summary["digits"]["methods"]["malora"]["normalised_accuracy"]["per_seed"][2] = float("nan")
+    result = _judge(summary, {"c": CLAIMS["c4_digits_normalised"]})["c"]
+    assert result.verdict == NOT_REPRODUCED
+    assert "missing" in result.details
+
+
+def test_a_claim_over_several_settings_needs_every_one():
+    summary = toy_summary(good=True)
+    block = summary["linear"]["settings"]["unequal"][2]  # ε = 0.6 only
+    block["methods"]["malora"]["union_margin"] = dict(
+        block["methods"]["task_arithmetic"]["union_margin"]
+    )
+    result = _judge(summary, {"c": CLAIMS["c3_beats_task_arithmetic"]})["c"]
+    assert result.verdict == NOT_REPRODUCED
+    assert "ε=0.6 vs task_arithmetic: not reproduced" in result.details
+    assert "ε=0 vs task_arithmetic: reproduced" in result.details
+
+
+def test_checks_pass_on_consistent_numbers_and_fail_on_broken_ones():
+    checks = SECTION["checks"]
+    good = _judge(toy_summary(good=True), {}, checks)
+    assert {c.verdict for c in good.values()} == {"passed"}, {k: c.details for k, c in good.items()}
+    broken = toy_summary(good=False)
+    block = broken["linear"]["settings"]["unequal"][0]
+    block["methods"]["malora"]["union_margin"]["per_seed"][0] = 1.0  # above the oracle
+    block["calibration_evaluations"]["malora"] = 3  # MaLoRA spent calibration calls
+    broken["sweep"]["overlaps"][0]["lambdas"][1]["measured_pretrain"]["per_seed"][0] *= 1.1
+    bad = _judge(broken, {}, checks)
+    assert {c.verdict for c in bad.values()} == {"failed"}, {k: c.details for k, c in bad.items()}
+
+
+def test_results_are_typed_claims_and_checks():
+    results = _judge(toy_summary(good=True), CLAIMS, SECTION["checks"])
+    types = {c.id: c.type for c in results.values()}
+    assert {types[k] for k in CLAIMS} == {"claim"}
+    assert {types[k] for k in SECTION["checks"]} == {"check"}
+    assert all(dataclasses.is_dataclass(c) for c in results.values())

@@ -1,0 +1,165 @@
+"""MaLoRA through snakemake: the config/test.yaml part (numbers in its outputs checked), and
+the full-scale jobs end to end from a local HTTP server serving a tiny CLIP, KnOTS-format
+adapters and parquet image splits."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import shutil
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+import yaml
+
+from tests.conftest import ROOT, assert_claims_report_lists, snakemake
+from tests.malora.malora_helpers import tiny_clip_fixture
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+CONFIG = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+P = CONFIG["papers"]["malora"]
+
+
+def _json(run, name):
+    return json.loads((run / "malora" / name).read_text())
+
+
+def test_claims_and_checks_are_judged_from_the_run(test_run):
+    claims = {c["id"]: c for c in _json(test_run, "claims.json")}
+    assert set(claims) == set(P["claims"]) | set(P["checks"])
+    for cid in P["checks"]:
+        assert claims[cid]["type"] == "check" and claims[cid]["verdict"] == "passed", claims[cid]
+    summary = _json(test_run, "metrics/summary.json")
+    primary = summary["linear"]["settings"][P["linear"]["primary_setting"]]
+    smallest = min(min(b["methods"]["malora"]["min_task_margin"]["per_seed"]) for b in primary)
+    assert claims["c3_positive_margins"]["measured"] == pytest.approx(smallest)
+    assert claims["c4_vision"]["verdict"] == "not tested at this scale"
+    assert_claims_report_lists(test_run, "malora", claims)
+
+
+def test_per_seed_numbers_are_consistent(test_run):
+    for seed in P["seeds"]:
+        doc = _json(test_run, f"metrics/linear/seed{seed}.json")
+        assert doc["seed"] == seed and doc["provenance"]["seed"] == seed
+        for run in doc["runs"]:
+            methods = run["methods"]
+            assert methods["task_arithmetic"]["alphas"] == [1.0] * P["linear"]["design"]["n_tasks"]
+            margins = run["calibration_margins"]
+            np.testing.assert_allclose(
+                np.array(methods["malora"]["alphas"]) * margins["tasks"], margins["base"]
+            )
+            for name, row in methods.items():  # the oracle bounds every non-negative α
+                if row["alphas"] is not None and min(row["alphas"]) >= 0:
+                    assert row["union_margin"] <= run["oracle"]["union_margin"] + 1e-9, name
+    summary = _json(test_run, "metrics/summary.json")
+    digits = _json(test_run, "metrics/digits.json")["seeds"]
+    values = [d["methods"]["malora"]["normalised_accuracy"] for d in digits]
+    assert summary["digits"]["methods"]["malora"]["normalised_accuracy"]["mean"] == (
+        pytest.approx(np.mean(values))
+    )
+    diff = summary["digits"]["paired_vs_malora"]["task_arithmetic"]["normalised_accuracy"]
+    ta = [d["methods"]["task_arithmetic"]["normalised_accuracy"] for d in digits]
+    assert diff["mean"] == pytest.approx(np.mean(np.array(values) - ta))
+    assert diff["low"] <= diff["mean"] <= diff["high"]
+
+
+def test_figures_are_drawn(test_run):
+    for name in ("margins", "tradeoff", "alignment", "landscape", "table", "ablations"):
+        image = mpimg.imread(test_run / "malora" / "figures" / f"{name}.png")
+        assert image.shape[0] > 200 and image.shape[1] > 300, name
+        assert image[..., :3].std() > 0.05, name  # not a blank canvas
+        assert (test_run / "malora" / "figures" / f"{name}.pdf").stat().st_size > 1000
+
+
+def _full_config(tmp_path, fixture, base):
+    """The test config plus a one-backbone full scale whose downloads are the local files."""
+    config = copy.deepcopy(CONFIG)
+    config["downloads"] = {}
+    files = {"model_files": [], "tasks": {}}
+
+    def served(path, name):
+        digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        rel = f"{name}/{path.split('/')[-1]}"
+        (tmp_path / "www" / name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, tmp_path / "www" / rel)
+        config["downloads"][name] = {"url": f"{base}/{rel}", "sha256": digest}
+        return name
+
+    for i, path in enumerate(fixture["model"]):
+        files["model_files"].append(served(path, f"malora_tiny_model_{i}"))
+    for task, t in fixture["tasks"].items():
+        files["tasks"][task] = {
+            "adapter": [
+                served(p, f"malora_tiny_{task}_adapter_{j}") for j, p in enumerate(t["adapter"])
+            ],
+            "calibration": [served(t["calibration"][0], f"malora_tiny_{task}_calib")],
+            "test": [served(t["test"][0], f"malora_tiny_{task}_test")],
+            "templates": t["templates"],
+        }
+    config["papers"] = {
+        "malora": {
+            **P,
+            "full_scale": {
+                "seeds": [0, 1],
+                "calibration_per_task": 6,
+                "margin": {"stat": "softmin"},
+                "batch_size": 8,
+                "methods": ["task_arithmetic", "malora"],
+                "resources": {"merge": {"gpu": 0, "mem_mb": 2000, "runtime": 10}},
+                "backbones": {"tiny": files},
+            },
+        }
+    }
+    path = tmp_path / "full.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_full_scale_jobs_from_a_local_server(tmp_path, http_server):
+    root, base = http_server
+    fixture = tiny_clip_fixture(tmp_path / "fixture")
+    config = _full_config(root.parent, fixture, base)
+    snakemake(
+        "--cores",
+        "2",
+        "--configfile",
+        str(config),
+        "--replace-workflow-config",
+        "results/malora/full/summary.json",
+        workdir=tmp_path / "run",
+        timeout=600,
+    )
+    out = tmp_path / "run" / "results"
+    summary = json.loads((out / "malora/full/summary.json").read_text())["tiny"]
+    assert summary["seeds"] == [0, 1] and summary["tasks"] == list(fixture["tasks"])
+    individual = json.loads((out / "malora/full/tiny/individual.json").read_text())
+    for method in ("task_arithmetic", "malora"):
+        runs = json.loads((out / f"malora/full/tiny/{method}.json").read_text())["runs"]
+        ratio = [np.mean(np.array(r["task_accuracy"]) / individual["individual"]) for r in runs]
+        assert summary["methods"][method]["normalised_accuracy"]["per_seed"] == (
+            pytest.approx(ratio)
+        )
+    diff = summary["paired_vs_malora"]["task_arithmetic"]["normalised_accuracy"]
+    assert diff["n"] == 2
+
+
+def test_full_config_builds_its_dag(tmp_path):
+    result = snakemake(
+        "-n",
+        "--configfile",
+        str(ROOT / "config" / "full.yaml"),
+        "--replace-workflow-config",
+        "malora",
+        "results/malora/full/summary.json",
+        workdir=tmp_path,
+        timeout=300,
+    )
+    full = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())["papers"]["malora"]
+    merges = len(full["full_scale"]["backbones"]) * len(full["full_scale"]["methods"])
+    jobs = [line.split() for line in result.stdout.splitlines()]
+    counts = {row[0]: int(row[1]) for row in jobs if len(row) == 2 and row[1].isdigit()}
+    assert counts["malora_full_merge"] == merges
+    assert counts["malora_full_individual"] == len(full["full_scale"]["backbones"])
