@@ -59,6 +59,7 @@ def _child(kind: str, path: str) -> dict:
     else:
         A = sp.load_npz(path)
         result = decompose(A, GreedyConfig(**GREEDY))
+        # revisions before the trace moved onto the Decomposition return (dec, trace)
         dec, trace = result if isinstance(result, tuple) else (result, result.trace)
         out = {"nnz": int(A.nnz), "rank": dec.rank, "rounds": trace[-1]["round"] + 1,
                "cf": A.nnz / dec.cost}  # fmt: skip

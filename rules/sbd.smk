@@ -1,6 +1,8 @@
 # SBD: signed biclique decomposition and its factorised SpMM.
 # Per graph: prepare the matrix -> decompose it with each method -> evaluate (CF, exactness,
-# recovery, SVD at equal budget, SpMM timings). Studies: recovery vs noise, time vs edges.
+# recovery, SVD at equal budget, SpMM timings). Studies (one job per method where methods are
+# compared on the same planted graphs): recovery vs noise, signed vs unsigned by cause, time
+# vs edges.
 # Figures read metrics only; claims compare them with criteria from the config.
 
 
@@ -78,11 +80,13 @@ rule sbd_evaluate:
 
 rule sbd_noise_study:
     output:
-        metrics="results/sbd/metrics/noise_study.json",
+        metrics="results/sbd/metrics/noise_study/{method}.json",
     log:
-        "logs/sbd/noise_study.log",
+        "logs/sbd/noise_study/{method}.log",
     benchmark:
-        "results/sbd/benchmarks/noise_study.tsv"
+        "results/sbd/benchmarks/noise_study/{method}.tsv"
+    wildcard_constraints:
+        **SBD_WILDCARDS,
     conda:
         "../envs/sbd.yaml"
     params:
@@ -90,8 +94,24 @@ rule sbd_noise_study:
         cfg=lookup(dpath="papers/sbd/noise_study", within=config, default={}),
         methods=lookup(dpath="papers/sbd/methods", within=config, default={}),
         greedy=lookup(dpath="papers/sbd/greedy", within=config),
+        only=lambda wildcards: wildcards.method,
     script:
         "../scripts/sbd_study.py"
+
+
+use rule sbd_noise_study as sbd_sign_study with:
+    output:
+        metrics="results/sbd/metrics/sign_study/{method}.json",
+    log:
+        "logs/sbd/sign_study/{method}.log",
+    benchmark:
+        "results/sbd/benchmarks/sign_study/{method}.tsv"
+    params:
+        study="sign_study",
+        cfg=lookup(dpath="papers/sbd/sign_study", within=config, default={}),
+        methods=lookup(dpath="papers/sbd/methods", within=config, default={}),
+        greedy=lookup(dpath="papers/sbd/greedy", within=config),
+        only=lambda wildcards: wildcards.method,
 
 
 use rule sbd_noise_study as sbd_scaling_study with:
@@ -106,6 +126,7 @@ use rule sbd_noise_study as sbd_scaling_study with:
         cfg=lookup(dpath="papers/sbd/scaling_study", within=config, default={}),
         methods=lookup(dpath="papers/sbd/methods", within=config, default={}),
         greedy=lookup(dpath="papers/sbd/greedy", within=config),
+        only=None,
 
 
 rule sbd_figure_compression:
@@ -161,7 +182,7 @@ use rule sbd_figure_compression as sbd_figure_trace with:
 
 use rule sbd_figure_compression as sbd_figure_noise with:
     input:
-        metrics="results/sbd/metrics/noise_study.json",
+        metrics=sbd_study_metrics("noise_study"),
     output:
         png=report(
             "results/sbd/figures/recovery_heatmap.png",
@@ -173,6 +194,23 @@ use rule sbd_figure_compression as sbd_figure_noise with:
         "logs/sbd/figure_noise.log",
     params:
         figure="recovery_heatmap",
+        per_graph=False,
+
+
+use rule sbd_figure_compression as sbd_figure_sign with:
+    input:
+        metrics=sbd_study_metrics("sign_study"),
+    output:
+        png=report(
+            "results/sbd/figures/sign_study.png",
+            caption="../workflow/report/sbd_sign_study.rst",
+            category="SBD",
+        ),
+        pdf="results/sbd/figures/sign_study.pdf",
+    log:
+        "logs/sbd/figure_sign.log",
+    params:
+        figure="sign_study",
         per_graph=False,
 
 
@@ -196,12 +234,14 @@ use rule sbd_figure_compression as sbd_figure_scaling with:
 rule sbd_claims:
     input:
         metrics=sbd_metrics(),
-        noise="results/sbd/metrics/noise_study.json",
+        noise=sbd_study_metrics("noise_study"),
+        sign=sbd_study_metrics("sign_study"),
         figures=[
             "results/sbd/figures/compression_speedup.png",
             "results/sbd/figures/speedup_vs_cf.png",
             "results/sbd/figures/greedy_trace.png",
             "results/sbd/figures/recovery_heatmap.png",
+            "results/sbd/figures/sign_study.png",
             "results/sbd/figures/time_vs_edges.png",
         ],
     output:
@@ -212,6 +252,7 @@ rule sbd_claims:
         "../envs/sbd.yaml"
     params:
         claims=lookup(dpath="papers/sbd/claims", within=config, default={}),
+        checks=lookup(dpath="papers/sbd/checks", within=config, default={}),
         datasets=sbd_datasets(),
     script:
         "../scripts/sbd_claims.py"

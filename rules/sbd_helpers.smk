@@ -34,3 +34,9 @@ def sbd_decompositions(suffix):
 
 def sbd_metrics():
     return [f"results/sbd/metrics/{d}.json" for d in sbd_datasets()]
+
+
+def sbd_study_metrics(study):
+    """The per-method files of a study (noise_study, sign_study), in its methods' order."""
+    methods = sbd_config().get(study, {}).get("methods", [])
+    return [f"results/sbd/metrics/{study}/{m}.json" for m in methods]

@@ -5,4 +5,11 @@ from repro.sbd.claims import check_claims
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
 metrics = dict(zip(sm.params.datasets, sm.input.metrics, strict=True))
-check_claims(dict(sm.params.claims), metrics, sm.input.noise, sm.output.claims)
+check_claims(
+    dict(sm.params.claims),
+    dict(sm.params.checks),
+    metrics,
+    list(sm.input.noise),
+    list(sm.input.sign),
+    sm.output.claims,
+)

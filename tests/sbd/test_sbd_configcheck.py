@@ -33,10 +33,9 @@ def test_shipped_configs_pass():
             "papers.sbd.datasets.noise_study",
         ),
         (
-            lambda s, c: s["datasets"].update(csbm_gss={"kind": "bundled"}),
-            "papers.sbd.datasets.csbm_gss",
+            lambda s, c: s["datasets"].update(sign_study={"kind": "bundled"}),
+            "papers.sbd.datasets.sign_study",
         ),
-        (lambda s, c: s["methods"].update(plsa={"signed": True}), "papers.sbd.methods.plsa"),
         (
             lambda s, c: s["datasets"].update(
                 web={
@@ -49,6 +48,19 @@ def test_shipped_configs_pass():
             "papers.sbd.datasets.web.download",
         ),
         (lambda s, c: s["noise_study"].update(methods=["sbd", "asso"]), "papers.sbd.noise_study"),
+        (lambda s, c: s["sign_study"].update(methods=["slugger"]), "papers.sbd.sign_study"),
+        (
+            lambda s, c: s["claims"]["signed_beats_unsigned"].update(setting="nested"),
+            "papers.sbd.claims.signed_beats_unsigned.setting",
+        ),
+        (
+            lambda s, c: s["claims"]["compression_planted"].update(explorations=["dense"]),
+            "papers.sbd.claims.compression_planted.explorations",
+        ),
+        (  # a cell that is not in the noise study's grid
+            lambda s, c: s["claims"]["planted_recovery"].update(deletion=0.07),
+            "papers.sbd.claims.planted_recovery.deletion",
+        ),
         (lambda s, c: s["claims"]["cpu_speedup"].update(d=128), "papers.sbd.claims.cpu_speedup.d"),
         (
             lambda s, c: s["claims"]["compression_planted"].update(dataset="karate"),
@@ -59,8 +71,8 @@ def test_shipped_configs_pass():
             "papers.sbd.claims.signed_beats_unsigned.baseline",
         ),
         (
-            lambda s, c: s["claims"]["spmm_correct"].update(kind="comparison"),
-            "papers.sbd.claims.spmm_correct.kind",
+            lambda s, c: s["checks"]["spmm_correct"].update(kind="comparison"),
+            "papers.sbd.checks.spmm_correct.kind",
         ),
     ],
 )

@@ -39,7 +39,7 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("name", sorted(ADVERSARIAL))
 def test_adversarial_round_trip(name, signed):
     A = ADVERSARIAL[name]
-    dec, _ = decompose(A, GreedyConfig(signed=signed, per_round=0))
+    dec = decompose(A, GreedyConfig(signed=signed, per_round=0))
     assert (dec.to_sparse() != canonical(A)).nnz == 0
     assert dec.cost <= canonical(A).nnz
 
@@ -48,7 +48,7 @@ def test_adversarial_round_trip(name, signed):
 def test_random_round_trip_and_products(seed):
     rng = np.random.default_rng(seed)
     A = _random(rng, 60, 45, 0.15)
-    dec, _ = decompose(A, GreedyConfig())
+    dec = decompose(A, GreedyConfig())
     assert (dec.to_sparse() != A).nnz == 0
     X = rng.standard_normal((45, 7))
     np.testing.assert_allclose(dec.spmm(X), A @ X, rtol=1e-12, atol=1e-12)
@@ -62,11 +62,11 @@ def test_random_round_trip_and_products(seed):
 def test_block_with_hole_uses_a_negative_factor():
     """1_P 1_Pᵀ minus a nested block: two factors, no residual, CF by hand."""
     A = ADVERSARIAL["dense_blocks_with_holes"]
-    dec, _ = decompose(A, GreedyConfig())
+    dec = decompose(A, GreedyConfig())
     assert sorted(dec.signs.tolist()) == [-1, 1]
     assert dec.residual.nnz == 0
     assert dec.cost == 12 + 12 + 4 + 4
-    assert dec.compression_factor(A.nnz) == pytest.approx((144 - 16) / 32)
+    assert dec.compression_factor == pytest.approx((144 - 16) / 32)
 
 
 def test_cf_bytes_follows_the_stated_model():
@@ -85,11 +85,28 @@ def test_cf_bytes_follows_the_stated_model():
 def test_save_load_round_trip(tmp_path):
     rng = np.random.default_rng(5)
     A = _random(rng, 30, 40, 0.2)
-    dec, _ = decompose(A, GreedyConfig())
+    dec = decompose(A, GreedyConfig())
     dec.save(tmp_path / "d.npz")
     again = Decomposition.load(tmp_path / "d.npz")
     assert (again.to_sparse() != A).nnz == 0
     assert again.rank == dec.rank and again.cost == dec.cost
+    assert again.source_nnz == dec.source_nnz == A.nnz
+    assert again.compression_factor == dec.compression_factor == A.nnz / dec.cost
+
+
+def test_public_api_from_the_package():
+    """repro.sbd exports decompose, Decomposition and GreedyConfig (lazily): the result
+    carries its trace and its CF; a hand-made decomposition counts its reconstruction."""
+    import repro.sbd as sbd
+
+    assert set(sbd.__all__) == {"decompose", "Decomposition", "GreedyConfig"}
+    A = ADVERSARIAL["dense_blocks_with_holes"]
+    dec = sbd.decompose(A, sbd.GreedyConfig(per_round=0))
+    assert isinstance(dec, sbd.Decomposition)
+    assert [t["cost"] for t in dec.trace][-1] == dec.cost == 32
+    assert dec.compression_factor == pytest.approx(128 / 32)
+    hand = sbd.Decomposition(dec.shape, dec.rows, dec.cols, dec.signs, dec.residual)
+    assert hand.source_nnz is None and hand.compression_factor == dec.compression_factor
 
 
 @pytest.mark.parametrize("norm", ["sym", "rw"])
@@ -105,7 +122,7 @@ def test_normalised_products_match_dense_scaling(norm, shape):
     keep_rows, keep_cols = np.ones(m), np.ones(n)
     keep_rows[7] = keep_cols[7] = 0  # row 7 has no out-edges, column 7 no in-edges
     A = canonical(sp.diags(keep_rows) @ A @ sp.diags(keep_cols))
-    dec, _ = decompose(A, GreedyConfig())
+    dec = decompose(A, GreedyConfig())
     out_degree = A.toarray().sum(axis=1).astype(float)
     in_degree = A.toarray().sum(axis=0).astype(float)
     np.testing.assert_array_equal(dec.row_sums(), out_degree)

@@ -50,39 +50,63 @@ def test_decompositions_reconstruct_the_data_and_metrics_recompute(test_run):
                 assert set(dec.signs.tolist()) <= {1}
 
 
+def _study(run, name):
+    """A study's rows, joined from its per-method files."""
+    methods = P[name]["methods"]
+    return [row for m in methods for row in _json(run, f"metrics/{name}/{m}.json")["rows"]]
+
+
 def test_noise_study_row_recomputes(test_run):
-    study = _json(test_run, "metrics/noise_study.json")
-    cfg = P["noise_study"]
-    assert len(study["rows"]) == (
+    rows, cfg = _study(test_run, "noise_study"), P["noise_study"]
+    assert len(rows) == (
         len(cfg["deletions"]) * len(cfg["backgrounds"]) * len(cfg["seeds"]) * len(cfg["methods"])
     )
-    row = study["rows"][-1]
+    row = rows[-1]
     A, truth = plant(
         PlantedConfig(
             **cfg["graph"], deletion=row["deletion"], background=row["background"], seed=row["seed"]
         )
     )
     greedy = {**P["greedy"], **P["methods"][row["method"]], "seed": row["seed"]}
-    dec, _ = decompose(A, GreedyConfig(**greedy))
+    dec = decompose(A, GreedyConfig(**greedy))
     again = recovery_metrics(truth, {"rows": dec.rows, "cols": dec.cols, "signs": dec.signs})
     assert row["mean_best_jaccard"] == pytest.approx(again["mean_best_jaccard"])
-    assert row["cf"] == pytest.approx(dec.compression_factor(A.nnz))
+    assert row["cf"] == pytest.approx(dec.compression_factor)
+
+
+def test_sign_study_pairs_the_methods_on_the_same_graphs(test_run):
+    rows, cfg = _study(test_run, "sign_study"), P["sign_study"]
+    graphs = {}
+    for r in rows:
+        graphs.setdefault((r["setting"], r["seed"]), set()).add(r["nnz"])
+    assert len(graphs) == len(cfg["settings"]) * len(cfg["seeds"])
+    assert all(len(nnz) == 1 for nnz in graphs.values())  # both methods saw the same matrix
+    row = next(r for r in rows if r["method"] == "vnm_unsigned")
+    spec = {**cfg["graph"], **cfg["settings"][row["setting"]], "seed": row["seed"]}
+    A, _ = plant(PlantedConfig(**spec))
+    dec = decompose(A, GreedyConfig(**{**P["greedy"], "signed": False, "seed": row["seed"]}))
+    assert row["cf"] == pytest.approx(dec.compression_factor) and set(dec.signs.tolist()) <= {1}
 
 
 def test_claims_follow_from_the_metrics(test_run):
-    claims = {c["id"]: c for c in _json(test_run, "claims.json")}
-    assert set(claims) == set(P["claims"])
+    results = {c["id"]: c for c in _json(test_run, "claims.json")}
+    assert {k for k, c in results.items() if c["type"] == "claim"} == set(P["claims"])
+    assert {k for k, c in results.items() if c["type"] == "check"} == set(P["checks"])
     planted = _json(test_run, "metrics/planted.json")["methods"]
     cf = planted["sbd"]["cf"]
-    assert claims["compression_planted"]["measured"] == pytest.approx(cf)
-    assert claims["compression_planted"]["verdict"] == (
+    assert results["compression_planted"]["measured"] == pytest.approx(cf)
+    assert results["compression_planted"]["verdict"] == (
         "reproduced" if cf > 10 else "not reproduced"
     )
-    diff = cf - planted["vnm_unsigned"]["cf"]
-    assert claims["signed_beats_unsigned"]["measured"] == pytest.approx(diff)
-    assert claims["exact_reconstruction"]["verdict"] == "reproduced"
-    assert claims["gpu_speedup_torch"]["verdict"] == "not tested at this scale"  # CPU run
-    assert_claims_report_lists(test_run, "sbd", claims)
+    assert "exploration, not the verdict: dense: CF" in results["compression_planted"]["details"]
+    nested = [r for r in _study(test_run, "sign_study") if r["setting"] == "nested_only"]
+    cf_by = {m: {r["seed"]: r["cf"] for r in nested if r["method"] == m} for m in P["methods"]}
+    diffs = [cf_by["sbd"][s] - cf_by["vnm_unsigned"][s] for s in P["sign_study"]["seeds"]]
+    assert results["signed_beats_unsigned"]["measured"] == pytest.approx(np.mean(diffs))
+    assert len(results["signed_beats_unsigned"]["interval"]) == 2
+    assert results["exact_reconstruction"]["verdict"] == "passed"
+    assert results["gpu_speedup_torch"]["verdict"] == "not tested at this scale"  # CPU run
+    assert_claims_report_lists(test_run, "sbd", results)
 
 
 def test_figures_are_real_images(test_run):
@@ -91,6 +115,7 @@ def test_figures_are_real_images(test_run):
         "speedup_vs_cf",
         "greedy_trace",
         "recovery_heatmap",
+        "sign_study",
         "time_vs_edges",
     ]
     for name in names:

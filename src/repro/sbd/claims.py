@@ -1,30 +1,46 @@
-"""SBD's claims, checked against criteria written in the config before the run.
+"""SBD's claims and checks, judged against criteria written in the config before the run.
 
-Kinds (``papers.sbd.claims.<id>.kind``):
-``exact_reconstruction`` (mismatched cells of to_sparse() vs A, summed over every graph and
-method), ``greedy_descent`` (trace steps with gain ≤ 0 or a cost that does not fall),
-``planted_recovery`` (worst seed's mean best Jaccard at the lowest noise of the noise
-study), ``recovery_degradation`` (grid steps where more noise raises the mean Jaccard by
-more than a tolerance), ``compression`` (CF of a method on a graph), ``signed_vs_unsigned``
-(CF difference of two methods on a graph), ``spmm_speedup`` (median speedup over CSR, or
-its fraction of the CF bound, at one d), ``speedup_bound`` (largest speedup / CF over every
-graph, method and d), ``spmm_error`` (largest relative error of the factorised product)
-and ``not_tested``.
+Checks (``papers.sbd.checks``; hold by construction unless there is a bug):
+``exact_reconstruction`` (mismatched cells of to_sparse() vs A over every graph and method),
+``greedy_descent`` (trace steps with gain ≤ 0 or a cost that does not fall), ``spmm_error``
+(largest relative error of the factorised product). Claims (``papers.sbd.claims``):
+``planted_recovery`` (worst seed's mean best Jaccard at one noise-study cell),
+``recovery_degradation`` (the seed-mean Jaccard's drop from the least to the most noise,
+with no rise beyond a tolerance on the way), ``compression`` (CF of a method on a graph),
+``signed_vs_unsigned`` (paired CF difference over the seeds of one sign-study setting; the
+other settings, each isolating another cause, in the details), ``spmm_speedup`` (median
+speedup over CSR, or its fraction of the CF bound, at one d), ``speedup_bound`` (largest
+speedup / CF over every graph, method and d); and the shared ``not_tested``. A claim's
+``explorations`` (data sets added after the pre-registered one) are reported in its
+details, never as its verdict.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import numpy as np
 
-from repro.common.claims import Claim, check_spec, not_tested, run_claims
+from repro.common.claims import (
+    NOT_REPRODUCED,
+    Claim,
+    check_spec,
+    not_tested,
+    paired_claim,
+    run_claims,
+)
 from repro.common.io import read_json, write_json
+from repro.common.stats import paired_difference
+from repro.sbd import checks
 from repro.sbd.recovery import noise_grid
 
 
-def _entries(metrics):
-    for dataset, m in metrics.items():
-        for method, entry in m["methods"].items():
-            yield dataset, method, entry
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    metrics: dict  # data set -> its metrics document
+    noise: dict  # the noise study
+    sign: dict  # the sign study
 
 
 def _entry(spec, metrics):
@@ -32,101 +48,110 @@ def _entry(spec, metrics):
     return m.get(spec.get("method", ""))
 
 
-def _exact(cid, spec, metrics, noise):
-    bad = {f"{d}/{m}": e["mismatched_cells"] for d, m, e in _entries(metrics)}
-    return check_spec(
-        cid,
-        spec,
-        sum(bad.values()),
-        f"{len(bad)} decompositions checked; " + ", ".join(f"{k}: {v}" for k, v in bad.items()),
-    )
-
-
-def _descent(cid, spec, metrics, noise):
-    violations, steps = 0, 0
-    for _, _, e in _entries(metrics):
-        costs = [e["nnz"]] + [t["cost"] for t in e["trace"]]
-        steps += len(e["trace"])
-        violations += sum(t["gain"] <= 0 for t in e["trace"])
-        violations += sum(b >= a for a, b in zip(costs, costs[1:], strict=False))
-    final = all(
-        (e["trace"][-1]["cost"] if e["trace"] else e["nnz"]) == e["cost"]
-        for _, _, e in _entries(metrics)
-    )
-    return check_spec(
-        cid,
-        spec,
-        violations + (0 if final else 1),
-        f"{steps} accepted factors; final trace cost equals the stored cost: {final}",
-    )
-
-
-def _lowest_noise_rows(noise, method):
-    rows = [r for r in noise["rows"] if r["method"] == method]
-    low = min((r["deletion"], r["background"]) for r in rows)
-    return low, [r for r in rows if (r["deletion"], r["background"]) == low]
-
-
-def _recovery(cid, spec, metrics, noise):
-    (d, b), rows = _lowest_noise_rows(noise, spec["method"])
-    per_seed = {r["seed"]: r["mean_best_jaccard"] for r in rows}
+def _recovery(cid, spec, inputs):
+    """Worst seed's mean best Jaccard at the claim's (deletion, background) cell."""
+    cell = (spec["deletion"], spec["background"])
+    rows = [r for r in inputs.noise["rows"] if r["method"] == spec["method"]]
+    per_seed = {
+        r["seed"]: r["mean_best_jaccard"] for r in rows if (r["deletion"], r["background"]) == cell
+    }
+    if not per_seed:
+        return check_spec(
+            cid, spec, None, f"the noise study has no cell (deletion, background) = {cell}"
+        )
     return check_spec(
         cid,
         spec,
         min(per_seed.values()),
-        f"{spec['method']}, deletion {d:g}, background {b:g}; per seed: "
+        f"{spec['method']}, deletion {cell[0]:g}, background {cell[1]:g}; per seed: "
         + ", ".join(f"{s}: {v:.3f}" for s, v in per_seed.items()),
     )
 
 
-def _degradation(cid, spec, metrics, noise):
-    dels, bgs, grid = noise_grid(noise, spec["method"])
-    tol = spec.get("tolerance", 0.02)
+def _degradation(cid, spec, inputs):
+    """Drop of the seed-mean Jaccard from the least to the most noisy cell of the grid; a
+    rise by more than ``tolerance`` between neighbouring cells makes it not reproduced."""
+    dels, bgs, grid = noise_grid(inputs.noise, spec["method"])
+    tol = spec["tolerance"]
     rises = int((np.diff(grid, axis=0) > tol).sum() + (np.diff(grid, axis=1) > tol).sum())
+    path = ", ".join(f"{d:g}: {v:.2f}" for d, v in zip(dels, grid[:, 0], strict=True))
     below = [
-        f"({d:g}, {b:g}): {grid[i, j]:.2f}"
-        for i, d in enumerate(dels)
-        for j, b in enumerate(bgs)
-        if grid[i, j] < 0.9
+        f"({d:g}, {b:g})" for i, d in enumerate(dels) for j, b in enumerate(bgs) if grid[i, j] < 0.9
     ]
-    return check_spec(
-        cid,
-        spec,
-        rises,
-        f"{spec['method']}; mean Jaccard rises by > {tol} in {rises} "
-        f"grid steps; (deletion, background) cells below 0.9: {', '.join(below) or 'none'}",
+    details = (
+        f"{spec['method']}, seed means; by deletion at background {bgs[0]:g}: {path}; by "
+        f"background at deletion {dels[0]:g}: "
+        + ", ".join(f"{b:g}: {v:.2f}" for b, v in zip(bgs, grid[0], strict=True))
+        + f"; cells below 0.9: {', '.join(below) or 'none'}; rises > {tol:g}: {rises}"
+    )
+    claim = check_spec(cid, spec, float(grid[0, 0] - grid[-1, -1]), details)
+    if rises:
+        return dataclasses.replace(
+            claim, verdict=NOT_REPRODUCED, details=f"not monotone: {details}"
+        )
+    return claim
+
+
+def _explorations(spec, inputs, describe) -> str:
+    """``exploration, not the verdict: ...`` for the data sets in ``spec["explorations"]``."""
+    found = []
+    for dataset in spec.get("explorations", []):
+        e = inputs.metrics.get(dataset, {}).get("methods", {}).get(spec["method"])
+        found.append(f"{dataset}: {describe(e)}" if e else f"{dataset}: not in this run")
+    return f"exploration, not the verdict: {'; '.join(found)}" if found else ""
+
+
+def _describe_cf(e) -> str:
+    return (
+        f"CF {e['cf']:.2f}, CF_bytes {e['cf_bytes']:.2f}, {e['rank']} factors, "
+        f"nnz(R) {e['residual_nnz']} of nnz(A) {e['nnz']}"
     )
 
 
-def _compression(cid, spec, metrics, noise):
-    e = _entry(spec, metrics)
+def _compression(cid, spec, inputs):
+    e = _entry(spec, inputs.metrics)
     if e is None:
         return not_tested(cid, spec["claim"], f"{spec['dataset']}/{spec['method']} not in this run")
-    return check_spec(
-        cid,
-        spec,
-        e["cf"],
-        f"{spec['dataset']}/{spec['method']}: CF {e['cf']:.2f}, "
-        f"CF_bytes {e['cf_bytes']:.2f}, {e['rank']} factors, nnz(R) {e['residual_nnz']} of "
-        f"nnz(A) {e['nnz']}",
+    details = f"{spec['dataset']}/{spec['method']}: {_describe_cf(e)}"
+    return check_spec(cid, spec, e["cf"], _join(details, _explorations(spec, inputs, _describe_cf)))
+
+
+def _cf_by_seed(study, setting, method) -> dict:
+    return {
+        r["seed"]: r["cf"]
+        for r in study["rows"]
+        if r["setting"] == setting and r["method"] == method
+    }
+
+
+def _signed_vs_unsigned(cid, spec, inputs):
+    """Paired CF difference (method − baseline) over the seeds of the claim's sign-study
+    setting; every other setting (another cause) is reported beside it."""
+    a, b = spec["method"], spec["baseline"]
+    others = []
+    for setting in dict.fromkeys(r["setting"] for r in inputs.sign["rows"]):
+        if setting != spec["setting"]:
+            diff = paired_difference(
+                _cf_by_seed(inputs.sign, setting, a), _cf_by_seed(inputs.sign, setting, b)
+            )
+            others.append(f"{setting}: {diff.text()}")
+    A, B = (
+        _cf_by_seed(inputs.sign, spec["setting"], a),
+        _cf_by_seed(inputs.sign, spec["setting"], b),
     )
-
-
-def _signed_vs_unsigned(cid, spec, metrics, noise):
-    m = metrics.get(spec["dataset"], {}).get("methods", {})
-    if spec["method"] not in m or spec["baseline"] not in m:
-        return not_tested(cid, spec["claim"], f"{spec['dataset']} lacks a method in this run")
-    a, b = m[spec["method"]]["cf"], m[spec["baseline"]]["cf"]
-    return check_spec(
-        cid,
-        spec,
-        a - b,
-        f"{spec['dataset']}: CF {spec['method']} {a:.2f} vs {spec['baseline']} {b:.2f}",
+    details = (
+        f"sign study, {spec['setting']}: CF {a} {_seeds(A)} vs {b} {_seeds(B)}; "
+        f"the other settings (CF {a} − {b}): {'; '.join(others) or 'none'}"
     )
+    return paired_claim(cid, spec, A, B, details)
 
 
-def _speedup(cid, spec, metrics, noise):
-    e = _entry(spec, metrics)
+def _seeds(values: dict) -> str:
+    return "{" + ", ".join(f"{s}: {v:.2f}" for s, v in values.items()) + "}"
+
+
+def _speedup(cid, spec, inputs):
+    e = _entry(spec, inputs.metrics)
     if e is None:
         return not_tested(cid, spec["claim"], f"{spec['dataset']}/{spec['method']} not in this run")
     r = next((r for r in e["spmm"] if r["d"] == spec["d"]), None)
@@ -139,26 +164,31 @@ def _speedup(cid, spec, metrics, noise):
         return not_tested(
             cid, spec["claim"], f"needs d={spec['d']} on {spec.get('device')}; this run: {where}"
         )
-    speedup = r[f"speedup_{spec['backend']}"]
-    base = "scipy_csr" if spec["backend"] == "scipy" else "torch_csr"
-    fraction = speedup / e["cf"]
-    measured = fraction if spec.get("measure") == "fraction_of_cf" else speedup
-    return check_spec(
-        cid,
-        spec,
-        measured,
-        f"{spec['dataset']}, d={spec['d']}, {r['device']}: {base} "
-        f"{r[base]['median_ms']:.3f} ms vs SBD {r['sbd_' + spec['backend']]['median_ms']:.3f}"
-        f" ms (medians), speedup {speedup:.2f}, CF {e['cf']:.2f}, speedup/CF {fraction:.2f}",
+    measured, text = _timing(spec, e)
+    explored = _explorations(spec, inputs, lambda entry: _timing(spec, entry)[1])
+    return check_spec(cid, spec, measured, _join(f"{spec['dataset']}, {text}", explored))
+
+
+def _timing(spec, e) -> tuple[float, str]:
+    """The measured number at the claim's d (the speedup, or its fraction of CF), in words."""
+    backend = spec["backend"]
+    base = "scipy_csr" if backend == "scipy" else "torch_csr"
+    r = next(r for r in e["spmm"] if r["d"] == spec["d"])
+    speedup = r[f"speedup_{backend}"]
+    text = (
+        f"d={spec['d']}, {r['device']}: {base} {r[base]['median_ms']:.3f} ms vs SBD "
+        f"{r['sbd_' + backend]['median_ms']:.3f} ms (medians), speedup {speedup:.2f}, "
+        f"CF {e['cf']:.2f}, speedup/CF {speedup / e['cf']:.2f}"
     )
+    return (speedup / e["cf"] if spec.get("measure") == "fraction_of_cf" else speedup), text
 
 
-def _bound(cid, spec, metrics, noise):
+def _bound(cid, spec, inputs):
     """Largest speedup / CF over the claim's backend (all when unset); the other backend's
     largest ratio is reported in the details either way."""
     ratios = {
         f"{d}/{m}/d={r['d']}/{k}": r[f"speedup_{k}"] / e["cf"]
-        for d, m, e in _entries(metrics)
+        for d, m, e in checks.entries(inputs.metrics)
         for r in e["spmm"]
         for k in ("scipy", "torch")
     }
@@ -172,40 +202,65 @@ def _bound(cid, spec, metrics, noise):
     return check_spec(cid, spec, chosen[worst], details)
 
 
-def _error(cid, spec, metrics, noise):
-    errs = {
-        f"{d}/{m}/d={r['d']}": max(r["rel_error_sbd_scipy"], r["rel_error_sbd_torch"])
-        for d, m, e in _entries(metrics)
-        for r in e["spmm"]
-    }
-    worst = max(errs, key=errs.get)
-    return check_spec(cid, spec, errs[worst], f"largest at {worst} (fp32 vs float64 CSR product)")
+def _join(*parts: str) -> str:
+    return "; ".join(p for p in parts if p)
 
 
-def _reads_metrics_and_noise(handler):
-    return lambda cid, spec, inputs: handler(cid, spec, *inputs)
-
-
-# The claim kinds of papers.sbd.claims, each handler(id, spec, (metrics, noise study)).
+# The kinds of papers.sbd.claims and papers.sbd.checks, each handler(id, spec, Inputs).
 KINDS = {
-    kind: _reads_metrics_and_noise(handler)
-    for kind, handler in {
-        "exact_reconstruction": _exact,
-        "greedy_descent": _descent,
-        "planted_recovery": _recovery,
-        "recovery_degradation": _degradation,
-        "compression": _compression,
-        "signed_vs_unsigned": _signed_vs_unsigned,
-        "spmm_speedup": _speedup,
-        "speedup_bound": _bound,
-        "spmm_error": _error,
-    }.items()
+    "exact_reconstruction": checks.exact_reconstruction,
+    "greedy_descent": checks.greedy_descent,
+    "spmm_error": checks.spmm_error,
+    "planted_recovery": _recovery,
+    "recovery_degradation": _degradation,
+    "compression": _compression,
+    "signed_vs_unsigned": _signed_vs_unsigned,
+    "spmm_speedup": _speedup,
+    "speedup_bound": _bound,
 }
 
 
-def check_claims(specs: dict, metrics_paths: dict, noise_path, output) -> list[Claim]:
-    metrics = {name: read_json(path) for name, path in metrics_paths.items()}
-    noise = read_json(noise_path)
-    claims = run_claims(specs, KINDS, (metrics, noise))
+def _rows(paths) -> dict:
+    """One study document from its per-method parts."""
+    return {"rows": [row for path in paths for row in read_json(path)["rows"]]}
+
+
+def check_claims(
+    specs: dict, checks: dict, metrics_paths: dict, noise_paths, sign_paths, output
+) -> list[Claim]:
+    """Judge the claims, then the checks, on a run's metrics and studies (each study as
+    its per-method files); write them to ``output``."""
+    inputs = Inputs(
+        metrics={name: read_json(path) for name, path in metrics_paths.items()},
+        noise=_rows(noise_paths),
+        sign=_rows(sign_paths),
+    )
+    claims = run_claims(specs, KINDS, inputs, checks)
     write_json(output, claims)
     return claims
+
+
+def main(argv: list[str] | None = None) -> None:
+    from repro.sbd import cli
+
+    p = cli.parser("Judge SBD's claims and checks on a run's metrics.")
+    p.add_argument("--results", default="results/sbd", help="the run's results/sbd folder")
+    p.add_argument("--output", default="claims.json")
+    a = p.parse_args(argv)
+    sbd, metrics = cli.section(a), Path(a.results) / "metrics"
+
+    def study(name):
+        return [metrics / name / f"{m}.json" for m in sbd.get(name, {}).get("methods", [])]
+
+    check_claims(
+        sbd["claims"],
+        sbd.get("checks", {}),
+        {d: metrics / f"{d}.json" for d in sbd["datasets"]},
+        study("noise_study"),
+        study("sign_study"),
+        a.output,
+    )
+
+
+if __name__ == "__main__":
+    main()

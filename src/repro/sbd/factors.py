@@ -55,6 +55,8 @@ class Decomposition:
     cols: list[np.ndarray]  # v_k as sorted column indices
     signs: np.ndarray  # s_k ∈ {+1, -1}
     residual: sp.csr_matrix  # R, integer
+    source_nnz: int | None = None  # nnz of the decomposed matrix (None: of the reconstruction)
+    trace: list = dataclasses.field(default_factory=list, repr=False)  # the greedy's steps
     _operands: dict = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -85,9 +87,11 @@ class Decomposition:
         ) @ self.V.T
         return canonical(low_rank + self.residual)
 
-    def compression_factor(self, nnz_a: int) -> float:
+    @property
+    def compression_factor(self) -> float:
         """nnz(A) / (Σ|u|+|v| + nnz(R)): entries, as in the brief's CF."""
-        return nnz_a / max(self.cost, 1)
+        nnz = self.source_nnz if self.source_nnz is not None else self.to_sparse().nnz
+        return nnz / max(self.cost, 1)
 
     def compression_factor_bytes(self, A: sp.csr_matrix) -> float:
         """bytes(CSR of A) / bytes(factors + signs + residual CSR).
@@ -181,6 +185,7 @@ class Decomposition:
             r_indptr=R.indptr,
             r_indices=R.indices,
             r_data=R.data,
+            source_nnz=np.asarray(-1 if self.source_nnz is None else self.source_nnz),
         )
 
     @classmethod
@@ -198,6 +203,7 @@ class Decomposition:
             cols=split(z["col_ptr"], z["col_idx"]),
             signs=z["signs"].astype(np.int64),
             residual=residual,
+            source_nnz=int(z["source_nnz"]) if int(z.get("source_nnz", -1)) >= 0 else None,
         )
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
+
 import matplotlib.pyplot as plt
 import numpy as np
 
 from repro.common.plotting import apply_style, save_figure
+from repro.common.stats import paired_difference
 from repro.sbd.recovery import noise_grid
 
 
@@ -89,6 +92,40 @@ def recovery_heatmap(noise: dict, png, pdf) -> None:
     save_figure(fig, png, pdf)
 
 
+def sign_study(study: dict, png, pdf) -> None:
+    """Per setting of the sign study: each method's CF, one dot per seed, the same graph's
+    dots joined; above them the paired difference (first method − second) with its 95 %
+    t interval."""
+    apply_style()
+    rows = study["rows"]
+    settings = list(dict.fromkeys(r["setting"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    fig, ax = plt.subplots(figsize=(1.2 + 2.4 * len(settings), 3.8))
+    offsets = np.linspace(-0.2, 0.2, len(methods))
+    for i, setting in enumerate(settings):
+        cf = {m: {r["seed"]: r["cf"] for r in rows if (r["setting"], r["method"]) == (setting, m)}
+              for m in methods}  # fmt: skip
+        seeds = sorted(set.intersection(*(set(v) for v in cf.values())))
+        for seed in seeds:
+            ax.plot(i + offsets, [cf[m][seed] for m in methods], color="0.75", lw=0.8, zorder=1)
+        for k, m in enumerate(methods):
+            ax.scatter([i + offsets[k]] * len(seeds), [cf[m][s] for s in seeds], color=f"C{k}",
+                       s=18, zorder=2, label=m if i == 0 else None)  # fmt: skip
+        if len(methods) == 2 and len(seeds) >= 2:
+            diff = paired_difference(cf[methods[0]], cf[methods[1]])
+            top = max(v for m in methods for v in cf[m].values())
+            label = f"Δ {diff.mean:+.2f}\n[{diff.low:+.2f}, {diff.high:+.2f}]"
+            ax.annotate(label, (i, top), xytext=(0, 6), textcoords="offset points",
+                        ha="center", fontsize=7)  # fmt: skip
+    ax.set(xticks=range(len(settings)), xlim=(-0.6, len(settings) - 0.4),
+           ylabel="compression factor (entries)",
+           title="signed vs unsigned greedy on the same graphs and starts")  # fmt: skip
+    ax.set_xticklabels([s.replace("_", " ") for s in settings])
+    ax.margins(y=0.2)
+    ax.legend()
+    save_figure(fig, png, pdf)
+
+
 def greedy_trace(metrics: list[dict], png, pdf) -> None:
     """Cumulative gain and CF vs number of factors, per graph and method."""
     apply_style()
@@ -117,3 +154,24 @@ def time_vs_edges(scaling: dict, png, pdf) -> None:
     ax.set(xlabel="edges (nnz)", ylabel="decomposition time (s)")
     ax.legend()
     save_figure(fig, png, pdf)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from repro.common.io import read_json
+
+    p = argparse.ArgumentParser(description="Draw one SBD figure from metrics JSON.")
+    studies = {"recovery_heatmap", "sign_study", "time_vs_edges"}
+    per_graph = {"compression_speedup", "speedup_vs_cf", "greedy_trace"}
+    p.add_argument("figure", choices=sorted(studies | per_graph))
+    p.add_argument("png")
+    p.add_argument("pdf")
+    p.add_argument("inputs", nargs="+", help="per-graph metrics, or a study's per-method files")
+    a = p.parse_args(argv)
+    docs = [read_json(path) for path in a.inputs]
+    if a.figure in studies:
+        docs = {"rows": [row for doc in docs for row in doc["rows"]]}
+    globals()[a.figure](docs, a.png, a.pdf)
+
+
+if __name__ == "__main__":
+    main()

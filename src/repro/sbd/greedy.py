@@ -51,8 +51,9 @@ def _disjoint(U, V, accepted, by_row) -> bool:
     return not any(np.intersect1d(V, accepted[k][1], assume_unique=True).size for k in others)
 
 
-def decompose(A: sp.spmatrix, cfg: GreedyConfig = GreedyConfig()):
-    """Greedy SBD of an integer matrix; returns (Decomposition, trace rows)."""
+def decompose(A: sp.spmatrix, cfg: GreedyConfig = GreedyConfig()) -> Decomposition:
+    """Greedy SBD of an integer matrix: the Decomposition, with the accepted factors'
+    steps (gain, cost, CF, sizes, round, seconds) in ``.trace``."""
     R = Residual(A)
     candidates = Candidates(R, cfg)
     nnz_a = R.nnz
@@ -98,11 +99,12 @@ def decompose(A: sp.spmatrix, cfg: GreedyConfig = GreedyConfig()):
             candidates.refined, candidates.reused, time.perf_counter() - start,
         )  # fmt: skip
         round_ += 1
-    dec = Decomposition(
+    return Decomposition(
         shape=R.shape,
         rows=rows,
         cols=cols,
         signs=np.asarray(signs, dtype=np.int64),
         residual=canonical(R.csr),
+        source_nnz=nnz_a,
+        trace=trace,
     )
-    return dec, trace

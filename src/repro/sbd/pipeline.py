@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,7 +15,7 @@ from repro.common.device import select_device
 from repro.common.io import read_json, read_npz, write_json, write_npz
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
-from repro.sbd import graphs
+from repro.sbd import cli, graphs
 from repro.sbd.baselines import svd_at_budget
 from repro.sbd.factors import Decomposition
 from repro.sbd.greedy import GreedyConfig, decompose
@@ -79,13 +80,13 @@ def run_decomposition(data, method: dict, greedy: dict, output_npz, output_json)
     cfg = GreedyConfig(**{**greedy, **method})
     with RunRecorder(config=dataclasses.asdict(cfg)) as run:
         start = time.perf_counter()
-        dec, trace = decompose(A, cfg)
+        dec = decompose(A, cfg)
         seconds = time.perf_counter() - start
     dec.save(output_npz)
     log.info("rank %d, cost %d of nnz %d, %.2f s", dec.rank, dec.cost, A.nnz, seconds)
     write_json(
         output_json,
-        {"seconds": seconds, "trace": trace, "provenance": run.provenance()},
+        {"seconds": seconds, "trace": dec.trace, "provenance": run.provenance()},
     )
 
 
@@ -98,7 +99,7 @@ def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) 
         "factor_entries": dec.factor_entries,
         "residual_nnz": int(dec.residual.nnz),
         "cost": dec.cost,
-        "cf": dec.compression_factor(A.nnz),
+        "cf": dec.compression_factor,
         "cf_bytes": dec.compression_factor_bytes(A),
         "mismatched_cells": mismatch,
         "decompose_seconds": info["seconds"],
@@ -144,3 +145,42 @@ def evaluate(
             "provenance": run.provenance(),
         },
     )
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = cli.parser("Prepare a graph, decompose it with one method, or evaluate every method.")
+    steps = p.add_subparsers(dest="step", required=True)
+    prep = steps.add_parser("prepare", help="a data set's matrix (and planted truth)")
+    prep.add_argument("dataset")
+    prep.add_argument("output", help=".npz")
+    prep.add_argument("--raw", help="the downloaded file of a full-scale graph")
+    dec = steps.add_parser("decompose", help="one method's greedy SBD of a prepared matrix")
+    dec.add_argument("data", help=".npz from prepare")
+    dec.add_argument("method")
+    dec.add_argument("factors", help=".npz out")
+    dec.add_argument("info", help=".json out (seconds, trace)")
+    ev = steps.add_parser("evaluate", help="CF, exactness, recovery, SVD, SpMM of every method")
+    ev.add_argument("dataset")
+    ev.add_argument("data", help=".npz from prepare")
+    ev.add_argument("decompositions", help="folder with <method>.npz and <method>.json")
+    ev.add_argument("output", help=".json out")
+    ev.add_argument("--device", default="auto")
+    ev.add_argument("--threads", type=int, default=1)
+    a = p.parse_args(argv)
+    sbd = cli.section(a)
+    if a.step == "prepare":
+        prepare(a.dataset, sbd["datasets"][a.dataset], a.output, a.raw)
+    elif a.step == "decompose":
+        run_decomposition(
+            a.data, sbd["methods"][a.method], sbd.get("greedy", {}), a.factors, a.info
+        )
+    else:
+        methods = list(sbd["methods"])
+        folder = Path(a.decompositions)
+        evaluate(a.dataset, a.data, methods, [folder / f"{m}.npz" for m in methods],
+                 [folder / f"{m}.json" for m in methods], sbd["evaluation"], a.device,
+                 a.threads, a.output)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -10,6 +10,7 @@ import time
 
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
+from repro.sbd import cli
 from repro.sbd.greedy import GreedyConfig, decompose
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.recovery import recovery_metrics
@@ -20,10 +21,10 @@ log = logging.getLogger(__name__)
 def _decompose(A, truth, greedy: dict, method: dict, seed: int) -> dict:
     """One method on one planted graph: CF, sizes, time and recovery."""
     start = time.perf_counter()
-    dec, _ = decompose(A, GreedyConfig(**{**greedy, **method, "seed": seed}))
+    dec = decompose(A, GreedyConfig(**{**greedy, **method, "seed": seed}))
     return {
         "nnz": int(A.nnz),
-        "cf": dec.compression_factor(A.nnz),
+        "cf": dec.compression_factor,
         "rank": dec.rank,
         "residual_nnz": int(dec.residual.nnz),
         "seconds": time.perf_counter() - start,
@@ -77,7 +78,7 @@ def scaling_study(cfg: dict, methods: dict, greedy: dict, output) -> None:
             graph = {**cfg["graph"], "blocks": blocks, "m": blocks * cfg["nodes_per_block"]}
             A, _ = plant(PlantedConfig(**graph))
             start = time.perf_counter()
-            dec, trace = decompose(A, gcfg)
+            dec = decompose(A, gcfg)
             seconds = time.perf_counter() - start
             row = {
                 "blocks": blocks,
@@ -85,9 +86,27 @@ def scaling_study(cfg: dict, methods: dict, greedy: dict, output) -> None:
                 "edges": int(A.nnz),
                 "seconds": seconds,
                 "rank": dec.rank,
-                "rounds": trace[-1]["round"] + 1 if trace else 0,
-                "cf": dec.compression_factor(A.nnz),
+                "rounds": dec.trace[-1]["round"] + 1 if dec.trace else 0,
+                "cf": dec.compression_factor,
             }
             log.info("%s", row)
             rows.append(row)
     write_json(output, {"rows": rows, "provenance": run.provenance()})
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = cli.parser("Run one of SBD's studies (all its methods, or one of them).")
+    p.add_argument("study", choices=["noise_study", "sign_study", "scaling_study"])
+    p.add_argument("output", help=".json out")
+    p.add_argument("--method", help="only this method (the workflow runs one job per method)")
+    a = p.parse_args(argv)
+    sbd = cli.section(a)
+    cfg = dict(sbd[a.study])
+    greedy = {**sbd.get("greedy", {}), **cfg.pop("greedy", {})}
+    if a.method:
+        cfg["methods"] = [a.method]
+    globals()[a.study](cfg, sbd["methods"], greedy, a.output)
+
+
+if __name__ == "__main__":
+    main()
