@@ -58,7 +58,7 @@ rule qsurv_train:
         runtime=lookup(dpath="papers/qsurv/resources/train/runtime", within=config),
     params:
         spec=lambda wildcards: config["papers"]["qsurv"]["methods"][wildcards.method],
-        training=lookup(dpath="papers/qsurv/training", within=config),
+        training=qsurv_training,
         device=config["device"],
         checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}/{wildcards.method}",
     script:
@@ -195,6 +195,7 @@ rule qsurv_claims:
         "../envs/qsurv.yaml"
     params:
         claims=lookup(dpath="papers/qsurv/claims", within=config),
+        checks=lookup(dpath="papers/qsurv/checks", within=config, default={}),
         datasets=qsurv_datasets(),
     script:
         "../scripts/qsurv_claims.py"

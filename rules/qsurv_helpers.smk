@@ -24,6 +24,14 @@ def qsurv_methods(dataset):
     return qsurv_config()[key]
 
 
+def qsurv_training(wildcards):
+    """The shared training keys; on a real data set, papers.qsurv.real_training over them."""
+    q = qsurv_config()
+    if wildcards.dataset in qsurv_synthetic():
+        return q["training"]
+    return {**q["training"], **q.get("real_training", {})}
+
+
 def qsurv_source(dataset):
     if dataset in qsurv_synthetic():
         return "synthetic"

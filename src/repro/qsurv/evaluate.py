@@ -13,6 +13,7 @@ instead: the forward difference of −log S against the true h at the left grid 
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import logging
 
@@ -135,3 +136,30 @@ def evaluate(
     result["provenance"] = run.provenance()
     write_json(output, result)
     return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("data", help="results/qsurv/data/<dataset>.npz")
+    parser.add_argument("output", help="metrics JSON to write")
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument(
+        "--method",
+        nargs=3,
+        action="append",
+        required=True,
+        metavar=("NAME", "PREDICTIONS", "TRAIN_LOG"),
+        help="a method's predictions .npz and training log .json (repeat per method)",
+    )
+    parser.add_argument("--metric-grid-points", type=int, default=100)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO)
+    names = tuple(name for name, _, _ in args.method)
+    cfg = EvaluateConfig(args.dataset, names, args.metric_grid_points)
+    predictions = {name: path for name, path, _ in args.method}
+    logs = {name: path for name, _, path in args.method}
+    evaluate(cfg, args.data, predictions, logs, args.output)
+
+
+if __name__ == "__main__":
+    main()

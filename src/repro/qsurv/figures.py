@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -100,3 +103,32 @@ def ablation(all_metrics: list[dict], methods: list[str], metric: str, png: str,
         ax.set(title=metrics["dataset"], ylabel=METRIC_LABELS.get(metric, metric))
     fig.suptitle("Ablation: time conditioning and quadrature rule (mean ± sd; dots are seeds)")
     save_figure(fig, png, pdf)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "figure", choices=["quadrature_error", "hazard_curves", "metrics_table", "ablation"]
+    )
+    parser.add_argument("png")
+    parser.add_argument("pdf")
+    parser.add_argument("metrics", nargs="+", help="metrics JSON file(s)")
+    parser.add_argument("--methods", nargs="*", default=[], help="hazard_curves, ablation")
+    parser.add_argument("--columns", nargs="*", default=["ctd", "ibs"], help="metrics_table")
+    args = parser.parse_args()
+    documents = []
+    for path in args.metrics:
+        with open(path) as handle:
+            documents.append(json.load(handle))
+    if args.figure == "quadrature_error":
+        quadrature_error(documents[0], args.png, args.pdf)
+    elif args.figure == "hazard_curves":
+        hazard_curves(documents[0], args.methods, args.png, args.pdf)
+    elif args.figure == "metrics_table":
+        metrics_table(documents, args.columns, args.png, args.pdf)
+    else:
+        ablation(documents, args.methods, "hazard_l1", args.png, args.pdf)
+
+
+if __name__ == "__main__":
+    main()

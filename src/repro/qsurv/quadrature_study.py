@@ -8,6 +8,7 @@ checked pointwise.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 
 import numpy as np
@@ -81,3 +82,19 @@ def run(cfg: QuadratureConfig, output: str) -> dict:
     result["provenance"] = recorder.provenance()
     write_json(output, result)
     return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("output", help="quadrature JSON to write")
+    parser.add_argument("--families", nargs="+", default=list(QuadratureConfig.families))
+    parser.add_argument("--nodes", type=int, nargs="+", default=list(QuadratureConfig.nodes))
+    parser.add_argument("--covariates", type=int, default=QuadratureConfig.covariates)
+    parser.add_argument("--horizons", type=int, default=QuadratureConfig.horizons)
+    args = parser.parse_args()
+    cfg = QuadratureConfig(tuple(args.families), tuple(args.nodes), args.covariates, args.horizons)
+    run(cfg, args.output)
+
+
+if __name__ == "__main__":
+    main()
