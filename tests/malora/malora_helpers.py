@@ -167,6 +167,8 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
         CLIPVisionModel,
     )
 
+    from repro.malora.fullscale_data import text_heads
+
     root = Path(root)
     model_dir = root / "model"
     model_dir.mkdir(parents=True)
@@ -201,22 +203,12 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
         size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
     ).save_pretrained(model_dir)
     rng = np.random.default_rng(0)
+    tokenizer = CLIPTokenizer.from_pretrained(model_dir)
+    processor = CLIPImageProcessor.from_pretrained(model_dir)
     tasks = {}
     for t in range(n_tasks):
-        tower = CLIPVisionModel(model.config.vision_config)
-        tower.load_state_dict(model.vision_model.state_dict())
-        lora = LoraConfig(
-            r=4, lora_alpha=4, target_modules=["q_proj", "k_proj", "v_proj", "out_proj"]
-        )
-        peft_model = get_peft_model(tower, lora)
-        with torch.no_grad():
-            for name, p in peft_model.named_parameters():
-                if "lora_B" in name:
-                    p.normal_(std=0.2)
-        adapter_dir = root / f"adapter{t}"
-        peft_model.save_pretrained(adapter_dir, safe_serialization=False)
         names = [f"class{t}_{c}" for c in range(classes)]
-        splits = {}
+        splits, images, targets = {}, [], []
         for split in ("validation", "test"):
             cells, labels = [], []
             for c in range(classes):
@@ -227,6 +219,8 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
                     Image.fromarray(pixels).save(buf, format="PNG")
                     cells.append({"bytes": buf.getvalue(), "path": None})
                     labels.append(c)
+                    images.append(Image.fromarray(pixels))
+                    targets.append(c)
             meta = {
                 "info": {
                     "features": {
@@ -240,6 +234,27 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
             path = root / f"task{t}_{split}.parquet"
             pq.write_table(table, path)
             splits[split] = str(path)
+        # a LoRA on the vision tower trained on the task's images against its zero-shot head,
+        # as the KnOTS adapters are (so that each adapter classifies its own task)
+        tower = CLIPVisionModel(model.config.vision_config)
+        tower.load_state_dict(model.vision_model.state_dict())
+        lora = LoraConfig(
+            r=4, lora_alpha=4, target_modules=["q_proj", "k_proj", "v_proj", "out_proj"]
+        )
+        peft_model = get_peft_model(tower, lora)
+        head = text_heads(model, tokenizer, names, ["a photo of a {}."], "cpu")
+        pixels = processor(images=images, return_tensors="pt")["pixel_values"]
+        target = torch.tensor(targets)
+        params = [p for n, p in peft_model.named_parameters() if "lora_" in n]
+        optimiser = torch.optim.Adam(params, lr=0.02)
+        for _ in range(60):
+            optimiser.zero_grad()
+            emb = model.visual_projection(peft_model(pixel_values=pixels).pooler_output)
+            logits = 100 * torch.nn.functional.normalize(emb, dim=-1) @ head.T
+            torch.nn.functional.cross_entropy(logits, target).backward()
+            optimiser.step()
+        adapter_dir = root / f"adapter{t}"
+        peft_model.save_pretrained(adapter_dir, safe_serialization=False)
         tasks[f"task{t}"] = {
             "adapter": [
                 str(adapter_dir / "adapter_config.json"),

@@ -128,6 +128,18 @@ def test_both_jobs_run_end_to_end(fixture, tmp_path):
     )
     runs = read_json(tmp_path / "ta.json")["runs"]
     assert [r["seed"] for r in runs] == [0, 1]
+    full_step(
+        files,
+        SETTINGS,
+        RULES,
+        "cpu",
+        tmp_path / "malora.json",
+        method="malora",
+        individual=tmp_path / "individual.json",
+    )
+    for r in read_json(tmp_path / "malora.json")["runs"]:
+        assert "error" not in r and r["calibration_evaluations"] == 0
+        assert len(r["alphas"]) == 2 and min(r["alphas"]) > 0
     for r in runs:
         assert r["calibration_evaluations"] == 2
         expected = np.mean(np.array(r["task_accuracy"]) / individual["individual"])
