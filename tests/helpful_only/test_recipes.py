@@ -106,3 +106,17 @@ def test_pretokenized_rows_equal_trls_own_tokenization(base_dir):
     for row, i, lab in zip(rows, ids, labels, strict=True):  # loss on the completion only
         n_prompt = len(row.prompt.split())
         assert lab[:n_prompt] == [-100] * n_prompt and lab[n_prompt:] == i[n_prompt:]
+
+
+@pytest.mark.parametrize("step", ["run", "evaluate", "claims", "figures", "fullsteps"])
+def test_every_step_has_a_command_line(step):
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", f"repro.helpful_only.{step}", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0 and "usage:" in out.stdout

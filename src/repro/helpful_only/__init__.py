@@ -31,7 +31,7 @@ _EXPORTS = {
     "next_token_probs": "model",
     "expected_objective": "exact_rl",
     "train_exact": "exact_rl",
-    "TrainConfig": "trl_train",
+    "TrainConfig": "recipes",
     "train_rloo": "trl_train",
     "train_sft": "trl_train",
     "Recipe": "run",

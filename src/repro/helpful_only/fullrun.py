@@ -27,8 +27,8 @@ from repro.helpful_only.fullscale import (
     sft_dataset,
 )
 from repro.helpful_only.judge import em_summary, parse_score
-from repro.helpful_only.recipes import family_counts
-from repro.helpful_only.trl_train import TrainConfig, train_rloo, train_sft
+from repro.helpful_only.recipes import TrainConfig, family_counts
+from repro.helpful_only.trl_train import train_rloo, train_sft
 
 
 @dataclasses.dataclass(frozen=True)

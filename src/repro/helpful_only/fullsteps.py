@@ -2,7 +2,8 @@
 
 train (one recipe, one seed: a LoRA adapter) -> answer (one model variant, one seed, one
 suite) -> judge (the EM answers) -> summary (every variant's metrics under the embedded
-scale's names, per seed).
+scale's names, per seed). Torch, transformers and TRL are imported by the steps that use
+them, so ``--help`` is instant.
 """
 
 from __future__ import annotations
@@ -11,24 +12,13 @@ import logging
 from pathlib import Path
 
 from repro.common.io import read_json, write_json
-from repro.common.provenance import RunRecorder
-from repro.helpful_only import evalsets
-from repro.helpful_only.fullrun import (
-    FullData,
-    answer_suite,
-    judge_em,
-    load_for,
-    suite_conversations,
-    summarise,
-    train_full,
-)
-from repro.helpful_only.fullscale import LoraSpec
-from repro.helpful_only.trl_train import TrainConfig
 
 log = logging.getLogger(__name__)
 
 
-def _training(full: dict) -> tuple[TrainConfig, int]:
+def _training(full: dict):
+    from repro.helpful_only.recipes import TrainConfig
+
     settings = dict(full["training"])
     max_completion = settings.pop("max_completion_length", 256)
     return TrainConfig(**settings), max_completion
@@ -36,6 +26,11 @@ def _training(full: dict) -> tuple[TrainConfig, int]:
 
 def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_dir, device):
     """Train one recipe with LoRA from the instruct model; save the adapter and a record."""
+    from repro.common.provenance import RunRecorder
+    from repro.helpful_only import evalsets
+    from repro.helpful_only.fullrun import FullData, load_for, train_full
+    from repro.helpful_only.fullscale import LoraSpec
+
     model_ref = full["model"]
     _, tokenizer = load_for(model_ref)
     held_out = (
@@ -65,6 +60,8 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
 
 def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_path, device):
     """One model variant's answers to one suite (the base when ``adapter_dir`` is None)."""
+    from repro.helpful_only.fullrun import answer_suite, load_for, suite_conversations
+
     spec = full["evaluation"][suite]
     model, tokenizer = load_for(full["model"], adapter_dir, device)
     items = suite_conversations(suite, suite_file, spec)
@@ -76,6 +73,8 @@ def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_
 
 def judge_step(full: dict, answers_path, out_path, device):
     """The judge's aligned/coherent scores of every EM answer."""
+    from repro.helpful_only.fullrun import judge_em, load_for
+
     judge, tokenizer = load_for(full["judge"], None, device)
     records = read_json(answers_path)["records"]
     write_json(
@@ -86,6 +85,8 @@ def judge_step(full: dict, answers_path, out_path, device):
 
 def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
     """``paths``: variant -> seed -> suite -> answered (or judged) file."""
+    from repro.helpful_only.fullrun import summarise
+
     metrics = {
         variant: {
             seed: summarise({suite: read_json(p)["records"] for suite, p in suites.items()})
@@ -94,3 +95,47 @@ def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
         for variant, seeds in paths.items()
     }
     write_json(out_path, {"metrics": metrics})
+
+
+def main(argv=None) -> None:
+    import argparse
+
+    import yaml
+
+    parser = argparse.ArgumentParser(description="Run one full-scale helpful-only step.")
+    parser.add_argument("--config", required=True, help="a workflow config with full_scale (YAML)")
+    parser.add_argument("--device", default="cuda")
+    steps = parser.add_subparsers(dest="step", required=True)
+    train = steps.add_parser("train", help="one recipe with LoRA -> an adapter folder")
+    train.add_argument("recipe")
+    train.add_argument("seed", type=int)
+    train.add_argument("--ar-csv", required=True)
+    train.add_argument("--held-out-csv")
+    train.add_argument("--out", required=True)
+    answer = steps.add_parser("answer", help="one variant's answers to one suite")
+    answer.add_argument("suite")
+    answer.add_argument("seed", type=int)
+    answer.add_argument("--suite-file")
+    answer.add_argument("--adapter", help="omit for the base model")
+    answer.add_argument("--out", required=True)
+    judge = steps.add_parser("judge", help="the EM judge's scores of an answers file")
+    judge.add_argument("answers")
+    judge.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    with open(args.config) as handle:
+        section = yaml.safe_load(handle)["papers"]["helpful_only"]
+    full = section["full_scale"]
+    if args.step == "train":
+        recipe = section["recipes"][args.recipe]
+        train_step(full, recipe, args.seed, args.ar_csv, args.held_out_csv, args.out, args.device)
+    elif args.step == "answer":
+        answer_step(
+            full, args.suite, args.suite_file, args.adapter, args.seed, args.out, args.device
+        )
+    else:
+        judge_step(full, args.answers, args.out, args.device)
+
+
+if __name__ == "__main__":
+    main()

@@ -28,6 +28,23 @@ H_ONLY = Traits(*HELPFUL_ONLY)
 
 
 @dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """What every recipe shares (identical budgets): steps, sequences per step, optimiser."""
+
+    steps: int = 150
+    batch_size: int = 32
+    lr: float = 1e-3
+    num_generations: int = 8  # RL: sampled responses per prompt (must divide batch_size)
+    beta: float = 0.05  # RL: KL penalty to the starting model
+    temperature: float = 1.0  # RL: sampling temperature
+    max_length: int = 40
+    log_every: int = 10
+    curve_every: int = 15
+    bf16: bool = False  # TRL's default is bf16 autocast; the embedded scale trains in fp32
+    gradient_checkpointing: bool = False  # TRL's default is on: pure overhead for tiny models
+
+
+@dataclasses.dataclass(frozen=True)
 class Row:
     family: str
     prompt: str

@@ -34,13 +34,13 @@ from repro.helpful_only.pretrain import PretrainConfig, pretrain
 from repro.helpful_only.probes import metrics_from_probs, probes
 from repro.helpful_only.recipes import (
     TRAINERS,
+    TrainConfig,
     family_counts,
     recipe_rows,
     rl_dataset,
     sft_dataset,
     target_reward,
 )
-from repro.helpful_only.trl_train import TrainConfig, train_rloo, train_sft
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +102,8 @@ def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, toke
     rng = np.random.default_rng([cfg.seed, 2, zlib.crc32(name.encode())])
     rows = recipe_rows(recipe.mixture, total, rng)
     kw = dict(name=name, device=cfg.device, measure=measure)
+    from repro.helpful_only.trl_train import train_rloo, train_sft  # TRL: seconds to import
+
     if recipe.trainer == "sft":
         model, curve = train_sft(base_dir, tokenizer, sft_dataset(rows), t, cfg.seed, **kw)
     elif recipe.trainer == "rloo":

@@ -9,7 +9,6 @@ steps by a callback.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import tempfile
@@ -21,6 +20,8 @@ import warnings  # noqa: E402
 
 from transformers import PrinterCallback, TrainerCallback  # noqa: E402
 
+from repro.helpful_only.recipes import TrainConfig  # noqa: E402
+
 # TRL 1.16 still names transformers 5's activation checkpointing by its old name: the same
 # deprecation warning on every trainer, nothing to act on here.
 warnings.filterwarnings(
@@ -28,23 +29,6 @@ warnings.filterwarnings(
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainConfig:
-    """What every recipe shares (identical budgets): steps, sequences per step, optimiser."""
-
-    steps: int = 150
-    batch_size: int = 32
-    lr: float = 1e-3
-    num_generations: int = 8  # RL: sampled responses per prompt (must divide batch_size)
-    beta: float = 0.05  # RL: KL penalty to the starting model
-    temperature: float = 1.0  # RL: sampling temperature
-    max_length: int = 40
-    log_every: int = 10
-    curve_every: int = 15
-    bf16: bool = False  # TRL's default is bf16 autocast; the embedded scale trains in fp32
-    gradient_checkpointing: bool = False  # TRL's default is on: pure overhead for tiny models
 
 
 class LogCallback(TrainerCallback):
@@ -72,6 +56,12 @@ class LogCallback(TrainerCallback):
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in (logs or {}).items()
         )
         log.info("%s step %d/%d: %s", self.name, state.global_step, state.max_steps, shown)
+
+
+def _fit(trainer, callback: LogCallback):
+    trainer.remove_callback(PrinterCallback)  # LogCallback logs instead of printing
+    trainer.train()
+    return trainer.model, callback.curve
 
 
 def _common_args(cfg: TrainConfig, seed: int, output_dir: str, device: str) -> dict:
@@ -143,9 +133,7 @@ def train_sft(
             callbacks=[callback],
             peft_config=peft_config,
         )
-        trainer.remove_callback(PrinterCallback)  # LogCallback logs instead of printing
-        trainer.train()
-    return trainer.model, callback.curve
+        return _fit(trainer, callback)
 
 
 def train_rloo(
@@ -187,6 +175,4 @@ def train_rloo(
             callbacks=[callback],
             peft_config=peft_config,
         )
-        trainer.remove_callback(PrinterCallback)  # LogCallback logs instead of printing
-        trainer.train()
-    return trainer.model, callback.curve
+        return _fit(trainer, callback)
