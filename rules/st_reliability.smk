@@ -199,6 +199,10 @@ rule st_reliability_claims:
     input:
         metrics=st_reliability_metrics(),
         prepared=st_reliability_prepared(),
+        # the figures come with the claims, so the default target (results/claims.md) draws them
+        figures=expand(
+            "results/st_reliability/figures/{name}.png", name=ST_RELIABILITY_FIGURES
+        ),
     output:
         claims="results/st_reliability/claims.json",
     log:
