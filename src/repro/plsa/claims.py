@@ -29,6 +29,7 @@ from repro.common.claims import (
     run_claims,
 )
 from repro.common.io import read_json, write_json
+from repro.plsa import cli
 
 
 def _at_size(rate: dict, choose):
@@ -153,3 +154,22 @@ KINDS = {
     "qp_optimal": _qp_optimal,
     "oracle_exact": _oracle_exact,
 }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Judge the config's PLSA claims and checks on the studies and metrics (rule plsa_claims)."""
+    p = cli.parser(main.__doc__)
+    p.add_argument("--rate", required=True, help="estimator_rate.json")
+    p.add_argument("--shift", required=True, help="estimator_shift.json")
+    p.add_argument("output", help="the claims .json to write")
+    p.add_argument("metrics", nargs="*", metavar="DATASET=METRICS", help="data set=metrics .json")
+    args = cli.start(p.parse_args(argv))
+    section = cli.plsa_section(args.config)
+    metrics = dict(item.split("=", 1) for item in args.metrics)
+    studies = {"rate": args.rate, "shift": args.shift}
+    check_claims(section.get("claims", {}), studies, metrics, args.output, section.get("checks"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

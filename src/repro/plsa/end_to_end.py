@@ -14,6 +14,7 @@ from repro.common.io import read_json, read_npz, write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
 from repro.common.summary import mean_std
+from repro.plsa import cli
 from repro.plsa.prepare import load_pair
 from repro.plsa.train import ECE_KEYS, TrainConfig, run
 
@@ -86,3 +87,30 @@ def aggregate(dataset: str, run_paths: dict[str, str], output: str) -> dict:
     result = {"dataset": dataset, "seeds": seeds, "methods": methods}
     write_json(output, result)
     return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Train one method on every seed of a prepared data set (rule plsa_train), or gather
+    the methods' runs of one data set into its metrics (rule plsa_evaluate)."""
+    p = cli.parser(main.__doc__)
+    steps = p.add_subparsers(dest="step", required=True)
+    train = steps.add_parser("train", help="one method, every seed")
+    train.add_argument("method")
+    train.add_argument("data", help="the data set's .npz (plsa.prepare)")
+    train.add_argument("output", help="the run .json to write")
+    train.add_argument("--device", default="cpu")
+    evaluate = steps.add_parser("evaluate", help="every method's run of one data set")
+    evaluate.add_argument("dataset")
+    evaluate.add_argument("output", help="the metrics .json to write")
+    evaluate.add_argument("runs", nargs="+", metavar="METHOD=RUN", help="method=run .json")
+    args = cli.start(p.parse_args(argv))
+    if args.step == "train":
+        training = dict(cli.plsa_section(args.config)["end_to_end"].get("training", {}))
+        train_method(args.method, training, args.data, args.output, device=args.device)
+    else:
+        aggregate(args.dataset, dict(run.split("=", 1) for run in args.runs), args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

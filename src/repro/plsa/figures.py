@@ -8,7 +8,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from repro.common import plotting
+from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
+from repro.plsa import cli
 
 LABELS = {
     "hard_label": "hard labels (StruRW)",
@@ -140,3 +142,27 @@ def accuracy_table(all_metrics: list[dict], metric_names: list[str], png: str, p
         labels=LABELS,
         higher_is_better={"target_accuracy", "source_val_accuracy"},
     )
+
+
+FIGURES = ("error_vs_edges", "runtime_vs_edges", "error_vs_shift", "accuracy_table")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Draw one PLSA figure from metrics JSON (rules plsa_figure_*)."""
+    p = cli.parser(main.__doc__)
+    p.add_argument("figure", choices=FIGURES)
+    p.add_argument("png")
+    p.add_argument("pdf")
+    p.add_argument("metrics", nargs="+", help="a study's .json, or the data sets' metrics")
+    p.add_argument("--table-metrics", nargs="+", default=["target_accuracy", "pi_l1_error"])
+    args = cli.start(p.parse_args(argv))
+    documents = [read_json(path) for path in args.metrics]
+    if args.figure == "accuracy_table":
+        accuracy_table(documents, args.table_metrics, args.png, args.pdf)
+    else:
+        globals()[args.figure](documents[0], args.png, args.pdf)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

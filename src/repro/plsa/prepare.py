@@ -15,6 +15,7 @@ import logging
 import numpy as np
 
 from repro.common.io import read_npz, write_npz
+from repro.plsa import cli
 from repro.plsa.csbm import Graph, sample_csbm, shift_setting
 from repro.plsa.datasets import load_pyg_graph_file
 
@@ -94,3 +95,28 @@ def load_pair(path: str, seed: int) -> tuple[Graph, Graph]:
         )
     except KeyError as err:
         raise ValueError(f"{path}: no graphs for seed {seed} ({err})") from err
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prepare one end-to-end data set of the config (rule plsa_prepare)."""
+    p = cli.parser(main.__doc__)
+    p.add_argument("dataset", help="a name under papers.plsa.end_to_end.datasets")
+    p.add_argument("output", help="the .npz to write")
+    p.add_argument("--source", help="the source graph file of a real pair")
+    p.add_argument("--target", help="the target graph file of a real pair")
+    args = cli.start(p.parse_args(argv))
+    section = cli.plsa_section(args.config)
+    spec = dict(section["end_to_end"]["datasets"][args.dataset])
+    seeds = tuple(section["end_to_end"].get("seeds", (0, 1, 2)))
+    if "source" in spec:
+        if not (args.source and args.target):
+            raise SystemExit(f"{args.dataset} is a real pair: give --source and --target files")
+        merged = spec.get("merged_class")
+        prepare_real(args.source, args.target, seeds, args.output, merged_class=merged)
+    else:
+        prepare_csbm(CSBMDataConfig(**spec, seeds=seeds), args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

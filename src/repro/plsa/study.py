@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
-from repro.plsa import calibration, em, estimators
+from repro.plsa import calibration, cli, em, estimators
 from repro.plsa.csbm import pair_distribution, sample_csbm, shift_setting
 
 log = logging.getLogger(__name__)
@@ -159,3 +159,21 @@ def _slopes(rows: list[dict]) -> dict:
                 e: slope(edges, np.array([r["error"][e] for r in sub])) for e in ESTIMATORS
             }
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one estimator study of the config (rules plsa_estimator_study, plsa_shift_study)."""
+    p = cli.parser(main.__doc__)
+    p.add_argument("study", choices=("estimator_study", "shift_study"))
+    p.add_argument("output", help="the metrics .json to write")
+    args = cli.start(p.parse_args(argv))
+    spec = cli.plsa_section(args.config).get(args.study, {})
+    cfg = EstimatorStudyConfig(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
+    )
+    run(cfg, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
