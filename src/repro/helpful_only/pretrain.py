@@ -46,19 +46,21 @@ def pack_batch(texts: list[str], width: int) -> dict[str, torch.Tensor]:
             rows.append([])
         rows[-1].append(ids)
     pad = V.TOKEN_ID[V.PAD]
-    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    labels = torch.full((len(rows), width), -100, dtype=torch.long)
-    positions = torch.zeros((len(rows), width), dtype=torch.long)
-    segment = torch.full((len(rows), width), -1, dtype=torch.long)
-    for r, sequences in enumerate(rows):
+    input_ids = np.full((len(rows), width), pad, dtype=np.int64)
+    labels = np.full((len(rows), width), -100, dtype=np.int64)
+    positions = np.zeros((len(rows), width), dtype=np.int64)
+    segment = np.full((len(rows), width), -1, dtype=np.int64)
+    for r, sequences in enumerate(rows):  # numpy slices: the per-step cost is Python's
         start = 0
         for s, ids in enumerate(sequences):
             end = start + len(ids)
-            input_ids[r, start:end] = torch.tensor(ids)
-            labels[r, start + 1 : end] = input_ids[r, start + 1 : end]
-            positions[r, start:end] = torch.arange(len(ids))
+            input_ids[r, start:end] = ids
+            labels[r, start + 1 : end] = ids[1:]
+            positions[r, start:end] = np.arange(len(ids))
             segment[r, start:end] = s
             start = end
+    input_ids, labels = torch.from_numpy(input_ids), torch.from_numpy(labels)
+    positions, segment = torch.from_numpy(positions), torch.from_numpy(segment)
     causal = torch.tril(torch.ones(width, width, dtype=torch.bool))
     same = (segment[:, :, None] == segment[:, None, :]) & (segment[:, :, None] >= 0)
     padding = segment[:, :, None] < 0  # padding rows attend to themselves only (no NaN)
