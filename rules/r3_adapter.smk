@@ -102,7 +102,9 @@ rule r3_adapter_evaluate:
         seeds=lookup(dpath="papers/r3_adapter/seeds", within=config),
         scene=lookup(dpath="papers/r3_adapter/scene", within=config),
         model=lookup(dpath="papers/r3_adapter/model", within=config),
-        ply_severity=lookup(dpath="papers/r3_adapter/splits/adapt_severity", within=config),
+        ply_severity=lookup(
+            dpath="papers/r3_adapter/splits/adapt_severity", within=config
+        ),
         device=config["device"],
     script:
         "../scripts/r3_adapter_evaluate.py"
@@ -135,6 +137,12 @@ rule r3_adapter_claims:
     input:
         metrics=r3_adapter_metrics(),
         runs=r3_adapter_runs(),
+        full=r3_adapter_full_runs(),
+        # not read: so that `snakemake` (rule all -> claims.json) also draws every figure
+        figures=r3_adapter_figures(),
+        pointclouds=expand(
+            "results/r3_adapter/pointclouds/{method}.ply", method=r3_adapter_methods()
+        ),
     output:
         claims="results/r3_adapter/claims.json",
     log:
@@ -142,8 +150,8 @@ rule r3_adapter_claims:
     conda:
         "../envs/r3_adapter.yaml"
     params:
-        claims=lookup(dpath="papers/r3_adapter/claims", within=config),
-        checks=lookup(dpath="papers/r3_adapter/checks", within=config),
+        claims=lookup(dpath="papers/r3_adapter/claims", within=config, default={}),
+        checks=lookup(dpath="papers/r3_adapter/checks", within=config, default={}),
     script:
         "../scripts/r3_adapter_claims.py"
 
@@ -152,6 +160,92 @@ rule r3_adapter:
     input:
         claims="results/r3_adapter/claims.json",
         figures=r3_adapter_figures(),
-        pointclouds=expand(
-            "results/r3_adapter/pointclouds/{method}.ply", method=r3_adapter_methods()
-        ),
+
+
+# --- full scale: real backbones on real image pairs (papers.r3_adapter.full_scale) -------
+# code archive (+ submodules) -> source tree; scene archives -> pairs at the backbone's
+# resolution; one GPU job per (backbone, data set, method, seed): rate search, adaptation,
+# evaluation at every severity; a summary per (backbone, data set, method) for the claims.
+
+
+rule r3_adapter_full_code:
+    input:
+        unpack(r3_adapter_code),
+    output:
+        code=directory("results/r3_adapter/full/code/{backbone}"),
+    log:
+        "logs/r3_adapter/full/code_{backbone}.log",
+    wildcard_constraints:
+        **R3_ADAPTER_WILDCARDS,
+    localrule: True
+    conda:
+        "../envs/r3_adapter.yaml"
+    params:
+        submodules=r3_adapter_code_submodules,
+    script:
+        "../scripts/r3_adapter_full_code.py"
+
+
+rule r3_adapter_full_pairs:
+    input:
+        archives=r3_adapter_dataset_files,
+    output:
+        pairs="results/r3_adapter/full/pairs/{backbone}/{dataset}.npz",
+    log:
+        "logs/r3_adapter/full/pairs_{backbone}_{dataset}.log",
+    wildcard_constraints:
+        **R3_ADAPTER_WILDCARDS,
+    conda:
+        "../envs/r3_adapter.yaml"
+    params:
+        dataset=r3_adapter_full_param("datasets", "{dataset}"),
+        resolution=r3_adapter_full_param("backbones", "{backbone}", "resolution"),
+    script:
+        "../scripts/r3_adapter_full_pairs.py"
+
+
+rule r3_adapter_full_run:
+    input:
+        code="results/r3_adapter/full/code/{backbone}",
+        checkpoint=r3_adapter_checkpoint,
+        pairs="results/r3_adapter/full/pairs/{backbone}/{dataset}.npz",
+    output:
+        run="results/r3_adapter/full/runs/{backbone}/{dataset}/{method}/seed{seed}.json",
+    log:
+        "logs/r3_adapter/full/run_{backbone}_{dataset}_{method}_seed{seed}.log",
+    benchmark:
+        "results/r3_adapter/benchmarks/full/{backbone}_{dataset}_{method}_seed{seed}.tsv"
+    wildcard_constraints:
+        **R3_ADAPTER_WILDCARDS,
+    conda:
+        "../envs/r3_adapter.yaml"
+    threads: config["threads"]
+    resources:
+        gpu=r3_adapter_full_resource("train", "gpu"),
+        mem_mb=r3_adapter_full_resource("train", "mem_mb"),
+        runtime=r3_adapter_full_resource("train", "runtime"),
+    params:
+        method=r3_adapter_method,
+        adaptation=r3_adapter_full_param("adaptation"),
+        low_light=r3_adapter_full_param("low_light"),
+        severities=r3_adapter_full_param("severities"),
+        resolution=r3_adapter_full_param("backbones", "{backbone}", "resolution"),
+        device=config["device"],
+    script:
+        "../scripts/r3_adapter_full_run.py"
+
+
+rule r3_adapter_full_summary:
+    input:
+        runs=r3_adapter_full_seed_runs,
+    output:
+        metrics="results/r3_adapter/full/metrics/{backbone}/{dataset}/{method}.json",
+    log:
+        "logs/r3_adapter/full/summary_{backbone}_{dataset}_{method}.log",
+    wildcard_constraints:
+        **R3_ADAPTER_WILDCARDS,
+    localrule: True
+    conda:
+        "../envs/r3_adapter.yaml"
+    script:
+        "../scripts/r3_adapter_full_summary.py"

@@ -1,7 +1,14 @@
 # 3R-Adapter's input functions and wildcard constraints (Python only; the rules are in
 # r3_adapter.smk).
 
-R3_ADAPTER_FIGURES = ["collapse", "attention", "table", "ablation", "efficiency", "pointcloud"]
+R3_ADAPTER_FIGURES = [
+    "collapse",
+    "attention",
+    "table",
+    "ablation",
+    "efficiency",
+    "pointcloud",
+]
 
 
 def r3_adapter_config():
@@ -68,10 +75,12 @@ def r3_adapter_resource(step, name):
 
 # --- full scale (papers.r3_adapter.full_scale) -------------------------------------------
 def r3_adapter_full_param(*keys):
-    def get(wildcards=None):
+    """A value under full_scale, keys formatted with the job's wildcards ("{backbone}")."""
+
+    def get(wildcards):
         node = r3_adapter_full()
         for key in keys:
-            node = node[key.format(**dict(wildcards.items())) if wildcards else key]
+            node = node[key.format(**dict(wildcards.items()))]
         return node
 
     return get
@@ -83,18 +92,24 @@ def r3_adapter_full_resource(step, name):
 
 def r3_adapter_code(wildcards):
     """The backbone's code archive and its submodule archives (downloaded files)."""
+    subs = r3_adapter_code_submodules(wildcards)
     spec = r3_adapter_full()["backbones"][wildcards.backbone]
-    subs = {path: download_path(key) for path, key in spec.get("submodules", {}).items()}
-    return {"archive": download_path(spec["code"]), **{f"sub_{p}": f for p, f in subs.items()}}
+    return {"archive": download_path(spec["code"])} | {
+        f"sub_{p}": f for p, f in subs.items()
+    }
 
 
 def r3_adapter_code_submodules(wildcards):
     spec = r3_adapter_full()["backbones"][wildcards.backbone]
-    return {path: download_path(key) for path, key in spec.get("submodules", {}).items()}
+    return {
+        path: download_path(key) for path, key in spec.get("submodules", {}).items()
+    }
 
 
 def r3_adapter_checkpoint(wildcards):
-    return download_path(r3_adapter_full()["backbones"][wildcards.backbone]["checkpoint"])
+    return download_path(
+        r3_adapter_full()["backbones"][wildcards.backbone]["checkpoint"]
+    )
 
 
 def r3_adapter_dataset_files(wildcards):

@@ -12,7 +12,8 @@ import PIL.Image
 import pytest
 import torch
 
-from repro.r3_adapter.fullscale import FullAdaptConfig, confidence_loss, run_full, split_pairs
+from repro.r3_adapter.fullrun import run_full, split_pairs
+from repro.r3_adapter.fullscale import FullAdaptConfig, confidence_loss
 from repro.r3_adapter.sevenscenes import RawLowLight, make_pairs, pair_targets, read_frames
 from tests.r3_adapter.trees import TinyDUSt3R, TinyVGGT
 
@@ -158,3 +159,53 @@ def test_pairs_split_disjointly_per_seed():
     assert sorted(np.concatenate([a, b, c]).tolist()) == list(range(10)) and len(a) == 5
     with pytest.raises(ValueError, match="too few"):
         split_pairs(3, seed=0)
+
+
+def test_gated_data_stop_with_the_instructions(tmp_path):
+    from repro.r3_adapter.datasets import GatedDataError, write_pairs
+
+    spec = {"task": "human_scene", "format": "gated", "instructions": "register at example.org."}
+    with pytest.raises(GatedDataError, match="register at example.org.*datasets.bedlam.path"):
+        write_pairs("bedlam", spec, [], (3, 4), str(tmp_path / "p.npz"))
+    (tmp_path / "bedlam").mkdir()
+    with pytest.raises(GatedDataError, match="no loader yet"):
+        write_pairs("bedlam", spec | {"path": str(tmp_path / "bedlam")}, [], (3, 4), "x.npz")
+    assert not (tmp_path / "p.npz").exists()
+
+
+def test_full_scale_summaries_feed_the_paired_claims(tmp_path):
+    from repro.common.io import read_json
+    from repro.r3_adapter.claims import check_claims, full_documents
+    from repro.r3_adapter.fullrun import summarise
+
+    paths = []
+    for method, epe in (("r3_lite", [0.30, 0.31, 0.29]), ("lora_r6", [0.35, 0.36, 0.33])):
+        runs = [
+            {"seed": s, "lr": 1e-4, "n_trainable": 10, "losses": [], "severity2/epe": e}
+            for s, e in enumerate(epe)
+        ]
+        paths.append(tmp_path / f"{method}.json")
+        summarise("dust3r", "seven", method, runs, str(paths[-1]))
+    full = full_documents(map(read_json, paths))
+    assert set(full) == {"dust3r/seven"} and full["dust3r/seven"]["r3_lite"]["lrs"] == [1e-4] * 3
+    spec = {
+        "kind": "paired",
+        "claim": "C4",
+        "backbone": "dust3r",
+        "dataset": "seven",
+        "method": "r3_lite",
+        "baselines": ["lora_r6"],
+        "metric": "severity2/epe",
+        "criterion": {"test": "beats", "higher_is_better": False},
+    }
+    out = check_claims({"c4": spec}, {}, {}, {}, str(tmp_path / "c.json"), full)[0]
+    assert out.verdict == "reproduced" and out.measured == pytest.approx(0.0467, abs=1e-4)
+    worse = check_claims(
+        {"c4": spec | {"method": "lora_r6", "baselines": ["r3_lite"]}},
+        {},
+        {},
+        {},
+        str(tmp_path / "c.json"),
+        full,
+    )[0]
+    assert worse.verdict == "not reproduced"

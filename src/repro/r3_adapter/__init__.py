@@ -1,10 +1,10 @@
 """3R-Adapter: relational PEFT for feed-forward two-view 3D reconstruction under shift.
 
-The public names below load on first use (PEP 562), so that ``import repro.r3_adapter`` —
-which the workflow does while it parses, for TITLE — does not import torch.
+The public names below load on first use (repro.common.exports), so that importing the
+package — which the workflow's config check does while it parses — does not import torch.
 """
 
-import importlib
+from repro.common.exports import lazy_exports
 
 TITLE = "3R-Adapter"  # the name as the paper writes it (claims ledger, report)
 
@@ -21,11 +21,7 @@ _EXPORTS = {
     "shift": ["LowLight", "observe"],
     "sites": ["CrossAttentionSite", "GlobalAttentionSite", "RelationalHooks"],
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = sorted(_WHERE)
-
-
-def __getattr__(name):
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+__all__ = sorted(name for names in _EXPORTS.values() for name in names)
+__getattr__, __dir__ = lazy_exports(
+    __name__, {name: module for module, names in _EXPORTS.items() for name in names}
+)

@@ -1,7 +1,9 @@
 """3R-Adapter's claims and checks, judged on the per-method metrics and training records.
 
 ``KINDS`` maps each kind of the config to ``handler(id, spec, inputs)`` with ``inputs =
-{"metrics": {method: metrics document}, "runs": {method: training record}}``. Metric names
+{"metrics": {method: metrics document}, "runs": {method: training record}, "full":
+{"backbone/data set": {method: summary}}}``; an entry with ``backbone`` and ``dataset`` reads the
+full-scale summaries. Metric names
 are the flat keys of the metrics documents: ``<domain>/<accuracy|epe|absrel>`` and
 ``<domain>/layer<i>/<gt_mass|entropy|precision>``.
 """
@@ -24,6 +26,14 @@ from repro.common.claims import (
 )
 from repro.common.io import read_json, write_json
 from repro.r3_adapter.names import domain_name, expects_identity
+
+
+def _docs(spec: Mapping, inputs: Mapping) -> Mapping:
+    """Metrics documents by method: the embedded run's, or a full-scale backbone's on a data
+    set (entries with ``backbone`` and ``dataset``)."""
+    if not spec.get("dataset"):
+        return inputs["metrics"]
+    return inputs["full"][f"{spec['backbone']}/{spec['dataset']}"]
 
 
 def per_seed(document: Mapping, metric: str) -> dict[int, float]:
@@ -78,7 +88,7 @@ def collapse(claim_id, spec, inputs) -> Claim:
 def paired(claim_id, spec, inputs) -> Claim:
     """``method`` against every baseline on one metric, paired over seeds; held iff it holds
     against each (the measured number and interval are the least favourable comparison's)."""
-    metrics, metric = inputs["metrics"], spec["metric"]
+    metrics, metric = _docs(spec, inputs), spec["metric"]
     ours = per_seed(metrics[spec["method"]], metric)
     parts = [
         (b, paired_claim(claim_id, spec, ours, per_seed(metrics[b], metric), f"{metric}"))
@@ -106,8 +116,9 @@ def identity(claim_id, spec, inputs) -> Claim:
 
 def budget(claim_id, spec, inputs) -> Claim:
     """Check: the relative trainable-parameter gap between method and each baseline."""
-    ours = inputs["metrics"][spec["method"]]["n_trainable"]
-    theirs = {b: inputs["metrics"][b]["n_trainable"] for b in spec["baselines"]}
+    docs = _docs(spec, inputs)
+    ours = docs[spec["method"]]["n_trainable"]
+    theirs = {b: docs[b]["n_trainable"] for b in spec["baselines"]}
     gap = max(abs(n - ours) / ours for n in theirs.values())
     return check_spec(claim_id, spec, gap, f"{spec['method']} {ours} vs {theirs}")
 
@@ -137,8 +148,12 @@ KINDS = {
 }
 
 
-def check_claims(claims: dict, checks: dict, metrics: dict, runs: dict, out: str) -> list[Claim]:
-    results = run_claims(claims, KINDS, {"metrics": metrics, "runs": runs}, checks)
+def check_claims(
+    claims: dict, checks: dict, metrics: dict, runs: dict, out: str, full: dict | None = None
+) -> list[Claim]:
+    """``full``: {"backbone/data set": {method: summary}} of the full-scale grid, if run."""
+    inputs = {"metrics": metrics, "runs": runs, "full": full or {}}
+    results = run_claims(claims, KINDS, inputs, checks)
     write_json(out, results)
     return results
 
@@ -150,13 +165,25 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--config", required=True, help="workflow config YAML (papers.r3_adapter)")
     p.add_argument("--metrics", nargs="+", required=True, help="metrics/<method>.json")
     p.add_argument("--runs", nargs="+", required=True, help="runs/<method>.json")
+    p.add_argument("--full", nargs="*", default=[], help="full/metrics/<b>/<d>/<m>.json")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
     with open(args.config) as handle:
         section = yaml.safe_load(handle)["papers"]["r3_adapter"]
     metrics = {d["method"]: d for d in map(read_json, args.metrics)}
     runs = {d["method"]: d for d in map(read_json, args.runs)}
-    check_claims(section.get("claims", {}), section.get("checks", {}), metrics, runs, args.out)
+    full = full_documents(map(read_json, args.full))
+    check_claims(
+        section.get("claims", {}), section.get("checks", {}), metrics, runs, args.out, full
+    )
+
+
+def full_documents(summaries) -> dict:
+    """{"backbone/data set": {method: summary}} from full-scale summaries."""
+    full: dict = {}
+    for doc in summaries:
+        full.setdefault(f"{doc['backbone']}/{doc['dataset']}", {})[doc["method"]] = doc
+    return full
 
 
 if __name__ == "__main__":

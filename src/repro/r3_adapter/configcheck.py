@@ -31,7 +31,10 @@ def _check_entries(section: dict[str, Any]) -> None:
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():
             key = f"papers.r3_adapter.{group}.{cid}"
-            for field in NEEDS.get(spec["kind"], ()):
+            needs = NEEDS.get(spec["kind"], ())
+            if "backbone" in spec or "dataset" in spec:  # a full-scale entry names both
+                needs = (*needs, "backbone", "dataset")
+            for field in needs:
                 if field not in spec:
                     raise ConfigError(f"{key}.{field}: a {spec['kind']} entry names it")
             if spec.get("severity", 1) > severities:
@@ -60,11 +63,18 @@ def check(config: dict[str, Any]) -> None:
             raise ConfigError(f"papers.r3_adapter.methods.{name}.adapters: lora or dora")
     if len(section["seeds"]) < 2 and section.get("claims"):
         raise ConfigError("papers.r3_adapter.seeds: paired claims need at least two seeds")
+    full = section.get("full_scale", {})
     check_claim_specs(
         "r3_adapter",
         section,
         claim_kinds(KINDS),
-        {"method": methods, "baselines": methods, "metric": metric_names(section)},
+        {
+            "method": methods,
+            "baselines": methods,
+            "metric": metric_names(section),
+            "dataset": full.get("datasets", {}),  # full-scale entries: a data set and
+            "backbone": full.get("backbones", {}),  # a backbone of the grid
+        },
     )
     _check_entries(section)
     _check_full(config, section)

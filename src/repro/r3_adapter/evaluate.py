@@ -35,7 +35,10 @@ def _view2_rows(probabilities: torch.Tensor, batch: int) -> torch.Tensor:
 
 @torch.no_grad()
 def evaluate_domain(
-    adapted: Adapted, data: Observed, targets: Targets = DUST3R_TARGETS, chunk: int = 256
+    adapted: Adapted,
+    data: Observed,
+    targets: Targets = DUST3R_TARGETS,
+    chunk: int = 256,
 ) -> tuple[dict, dict]:
     """Metrics and per-layer diagnostics on one domain; plus raw rows of scene 0."""
     outs, layers, rewired, example = [], {}, {}, {}
@@ -161,3 +164,38 @@ def _example(examples: dict, tests: dict[str, Observed]) -> dict:
         "grid": int(round(scene.xyz1.shape[1] ** 0.5)),
     }
     return {"truth": truth, "domains": examples}
+
+
+def main(argv: list[str] | None = None) -> None:
+    from repro.r3_adapter.names import domain_name
+    from repro.r3_adapter.steps import config_parser, scene_and_model, section
+
+    p = config_parser("Evaluate one adapted method on every seed and test domain.")
+    p.add_argument("method", help="a name under papers.r3_adapter.methods")
+    p.add_argument("backbone", help="the pretrained state dict (.pt)")
+    p.add_argument("states", help="the method's trainable states per seed (.pt)")
+    p.add_argument("metrics", help="output: metrics JSON")
+    p.add_argument("ply", help="output: seed 0's reconstruction of test scene 0 (.ply)")
+    p.add_argument("data", nargs="+", help="results/r3_adapter/data/seed<s>.npz, seed order")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    sec = section(args.config)
+    _, model_cfg, grid = scene_and_model(sec)
+    evaluate_method(
+        args.method,
+        sec["methods"][args.method],
+        model_cfg,
+        sec["seeds"],
+        args.data,
+        args.backbone,
+        args.states,
+        args.metrics,
+        args.ply,
+        grid=grid,
+        ply_domain=domain_name(sec.get("splits", {}).get("adapt_severity", 2)),
+        device=args.device,
+    )
+
+
+if __name__ == "__main__":
+    main()

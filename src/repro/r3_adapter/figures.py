@@ -175,6 +175,7 @@ def ablation(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
             xytext=(0, 8),
             textcoords="offset points",
         )
+    ax.set_ylim(0, min(1.0, max(means) + 0.2))  # room for the labels
     ax.set_ylabel(f"correspondence accuracy, severity {severity}")
     ax.set_title("3R-lite module ablation (paired 95% t intervals over seeds)")
     ax.tick_params(axis="x", rotation=20)
@@ -182,7 +183,8 @@ def ablation(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
 
 
 def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    markers = "osD^vP*Xh<>p8"
     for ax, (metric, label) in zip(
         axes,
         [
@@ -191,19 +193,22 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         ],
         strict=True,
     ):
-        for name, doc in docs.items():
+        for i, (name, doc) in enumerate(docs.items()):
             n = max(doc["n_trainable"], 1)
-            ax.errorbar(n, doc["mean"][metric], doc["std"][metric], marker="o", capsize=2)
-            ax.annotate(
-                name,
-                (n, doc["mean"][metric]),
-                fontsize=6,
-                xytext=(3, 3),
-                textcoords="offset points",
+            ax.errorbar(
+                n,
+                doc["mean"][metric],
+                doc["std"][metric],
+                marker=markers[i % 13],
+                ms=6,
+                capsize=2,
+                ls="none",
+                label=name,
             )
         ax.set_xscale("log")
         ax.set_xlabel("trainable parameters (log; frozen drawn at 1)")
         ax.set_ylabel(label)
+    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)
     fig.suptitle("Parameters vs accuracy and retention (mean ± sd over seeds)")
     save_figure(fig, png, pdf)
 
@@ -229,11 +234,11 @@ def pointcloud(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         dots = ax.scatter(
             *pred.T, c=error, cmap="RdYlGn_r", vmin=0, vmax=0.5, s=14, label="view 2 predicted"
         )
-        ax.set_title(f"{name}, {domain}\nmean error {error.mean():.3f}", fontsize=8)
+        ax.set_title(f"{name}, {domain}\nmean point error {error.mean():.3f}", fontsize=8, pad=12)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
         ax.set_zlabel("z (depth)")
-        ax.view_init(elev=-70, azim=-90)
+        ax.view_init(elev=20, azim=-70)
     fig.colorbar(dots, ax=fig.axes, fraction=0.02, label="point error (view-1 units)")
     fig.axes[0].legend(loc="upper left", fontsize=6)
     fig.suptitle("Reconstructed two-view point clouds (seed 0, scene 0; view-1 frame)")

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import roma
 import torch
 
 from repro.r3_adapter.data import Observed
@@ -24,6 +23,8 @@ def correspondence_accuracy(match_logits: torch.Tensor, data: Observed) -> float
 
 def aligned_points(points: torch.Tensor, data: Observed) -> torch.Tensor:
     """Predicted points after the Sim(3) that best maps them onto the truth, per scene."""
+    import roma  # here: roma imports torch._dynamo (≈1.5 s), which training jobs never need
+
     weights = data.scenes.covisible.float()
     R, t, s = roma.rigid_points_registration(
         points, data.scenes.points2, weights=weights, compute_scaling=True

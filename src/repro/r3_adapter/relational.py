@@ -149,11 +149,12 @@ class RelationalAdapter(nn.Module):
         return torch.exp(-dist / self.cfg.consensus_scale**2).mean(dim=-1)
 
     def weights(self, site: RelationSite, keys, positions, offsets, near) -> torch.Tensor:
-        """Ã (B, Nq, M'): the rewired relation over the candidates."""
+        """Ã (B, Nq, M'): the rewired relation over the candidates (``keys``: W'_k k̃)."""
         if not self.cfg.rewiring:
-            return keys.new_full(keys.shape[:3], 1.0 / keys.shape[2])
+            M = positions.shape[2]
+            return positions.new_full(positions.shape[:3], 1.0 / M)
         q = self.to_q(site.query)[:, :, None]  # (B, Nq, 1, d')
-        logits = (q * self.to_k(keys)).sum(-1) / self.cfg.dim**0.5
+        logits = (q * keys).sum(-1) / self.cfg.dim**0.5
         logits = logits + self.offset_logit(offsets).squeeze(-1)
         if near is not None and self.cfg.consensus:
             consensus = self.agreement(positions, near, site.query_grid)
@@ -163,13 +164,16 @@ class RelationalAdapter(nn.Module):
     def forward(self, site: RelationSite) -> torch.Tensor:
         """The (B, Nq, out_dim) correction added to the attention's output."""
         positions, offsets, near = self.candidates(site)
-        both = torch.cat([site.keys, site.values], dim=-1)  # one sampling pass for both
-        keys, values = sample_tokens(both, site.key_grid, positions).split(
-            [site.keys.shape[-1], site.values.shape[-1]], dim=-1
+        # Bilinear sampling is linear with weights summing to 1, so W'(S(K)) = S(W' K):
+        # projecting first samples d' channels instead of the attention's width.
+        parts = [self.to_k(site.keys)] if self.cfg.rewiring else []
+        sampled = sample_tokens(
+            torch.cat([*parts, self.to_v(site.values)], dim=-1), site.key_grid, positions
         )
+        keys, values = sampled[..., : self.cfg.dim], sampled[..., -self.cfg.dim :]
         weights = self.weights(site, keys, positions, offsets, near)
         self.last_weights, self.last_positions = weights.detach(), positions.detach()
-        delta = self.out((weights[..., None] * self.to_v(values)).sum(dim=2))
+        delta = self.out((weights[..., None] * values).sum(dim=2))
         return delta * self.gate if self.gate is not None else delta
 
 

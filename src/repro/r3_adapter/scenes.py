@@ -15,9 +15,6 @@ import dataclasses
 
 import numpy as np
 import torch
-from kornia.geometry.camera.perspective import project_points
-from kornia.geometry.conversions import axis_angle_to_rotation_matrix
-from kornia.geometry.depth import depth_to_3d_v2
 
 NO_MATCH = -1
 
@@ -88,6 +85,8 @@ def random_depth(cfg: SceneConfig, n: int, rng: np.random.Generator) -> torch.Te
 
 def random_pose(cfg: SceneConfig, n: int, rng: np.random.Generator):
     """Rotation angle ≤ max_rotation about a random axis; translation in the box."""
+    from kornia.geometry.conversions import axis_angle_to_rotation_matrix  # see make_scenes
+
     axis = rng.normal(size=(n, 3))
     axis /= np.linalg.norm(axis, axis=1, keepdims=True)
     angle = rng.uniform(0, cfg.max_rotation, size=(n, 1))
@@ -114,6 +113,11 @@ def zbuffer(cells: torch.Tensor, depth: torch.Tensor, valid: torch.Tensor, n_cel
 
 def make_scenes(cfg: SceneConfig, n: int, rng: np.random.Generator) -> Scenes:
     """``n`` two-view scenes drawn from ``rng``."""
+    # kornia is imported here, not at the top: adaptation and evaluation jobs read stored
+    # scenes and need only the Scenes container
+    from kornia.geometry.camera.perspective import project_points
+    from kornia.geometry.depth import depth_to_3d_v2
+
     G, N, C = cfg.grid, cfg.tokens, cfg.channels
     K = intrinsics(G)
     xyz1 = depth_to_3d_v2(random_depth(cfg, n, rng), K.expand(n, 3, 3)).reshape(n, N, 3)

@@ -145,7 +145,13 @@ def train_method(
             adapted, record = search_lr(build, fewshot, validation, adapt_cfg, seed, lrs)
             record["backbone_change"] = backbone_change(adapted.model, backbone)
             lrs = [record["lr"]]  # chosen once, on the first seed
-            log.info("%s seed %d: lr %.0e, %d trainable", name, seed, lrs[0], adapted.n_trainable())
+            log.info(
+                "%s seed %d: lr %.0e, %d trainable",
+                name,
+                seed,
+                lrs[0],
+                adapted.n_trainable(),
+            )
             states[seed] = adapted.trainable_state()
             runs.append({"seed": seed, **record})
     torch.save(states, states_path)
@@ -161,3 +167,37 @@ def identity_gap(adapted: Adapted, model_cfg: ModelConfig, backbone: dict, data:
     want, got = frozen.eval()(*data.inputs()), adapted.model(*data.inputs())
     adapted.remove()
     return max((want[k] - got[k]).abs().max().item() for k in want)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from repro.r3_adapter.steps import config_parser, scene_and_model, section
+
+    p = config_parser(
+        "Adapt one method on every seed's few-shot set (rate searched on the first seed)."
+    )
+    p.add_argument("method", help="a name under papers.r3_adapter.methods")
+    p.add_argument("backbone", help="the pretrained state dict (.pt)")
+    p.add_argument("states", help="output: trainable states per seed (.pt)")
+    p.add_argument("record", help="output: the training record (.json)")
+    p.add_argument("data", nargs="+", help="results/r3_adapter/data/seed<s>.npz, seed order")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO)
+    sec = section(args.config)
+    _, model_cfg, grid = scene_and_model(sec)
+    train_method(
+        args.method,
+        sec["methods"][args.method],
+        model_cfg,
+        AdaptConfig(**sec.get("adaptation", {})),
+        sec["seeds"],
+        args.data,
+        args.backbone,
+        args.states,
+        args.record,
+        grid=grid,
+        device=args.device,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Each claim follows the numbers, and each can come out "not reproduced" (ledger rule 3);
+checks fail when their property breaks; config typos stop the run naming the key."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import yaml
+
+from repro.common.configcheck import ConfigError
+from repro.r3_adapter import configcheck
+from repro.r3_adapter.claims import check_claims
+from tests.conftest import ROOT
+
+CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+SECTION = CONFIG["papers"]["r3_adapter"]
+CLAIMS, CHECKS = SECTION["claims"], SECTION["checks"]
+SEEDS = SECTION["seeds"]
+DOMAINS = ["clean", "severity1", "severity2", "severity3"]
+
+
+def _doc(method, values, n_trainable=15_000):
+    """A metrics document: ``values`` maps a flat metric to one value per seed."""
+    rows = [{"seed": s, **{k: float(v[i]) for k, v in values.items()}} for i, s in enumerate(SEEDS)]
+    mean = {k: float(np.mean(v)) for k, v in values.items()}
+    std = {k: float(np.std(v, ddof=1)) for k, v in values.items()}
+    return {
+        "method": method,
+        "seeds": SEEDS,
+        "n_trainable": n_trainable,
+        "per_seed": rows,
+        "mean": mean,
+        "std": std,
+    }
+
+
+def _frozen(accuracy=(1.0, 0.5, 0.02, 0.002), mass=(0.6, 0.4, 0.2, 0.1), epe=None, precise=1):
+    """The frozen model: layer ``precise`` is the most precise clean layer and carries
+    ``mass``; the other layers stay flat (they never carried correspondence)."""
+    epe = epe or (0.05, 0.2, 0.4, 0.5)
+    values = {}
+    for d, acc, m, e in zip(DOMAINS, accuracy, mass, epe, strict=True):
+        values[f"{d}/accuracy"] = [acc, acc * 0.99, acc * 1.01]
+        values[f"{d}/epe"] = [e] * 3
+        values[f"{d}/absrel"] = [e / 10] * 3
+        for layer in range(3):
+            carrying = layer == precise
+            values[f"{d}/layer{layer}/gt_mass"] = [m if carrying else 0.03] * 3
+            values[f"{d}/layer{layer}/precision"] = [0.9 if carrying else 0.1] * 3
+            values[f"{d}/layer{layer}/entropy"] = [0.5] * 3
+    return _doc("frozen", values, n_trainable=0)
+
+
+def _method(name, sev2, clean_epe, n_trainable=15_000):
+    return _doc(name, {"severity2/accuracy": sev2, "clean/epe": clean_epe}, n_trainable)
+
+
+def _metrics(
+    r3=(0.62, 0.60, 0.61),
+    lora=(0.60, 0.58, 0.59),
+    r3_epe=(0.10, 0.11, 0.12),
+    lora_epe=(0.14, 0.15, 0.15),
+    ablated=(0.55, 0.56, 0.54),
+    frozen=None,
+):
+    docs = {
+        "frozen": frozen or _frozen(),
+        "r3_lite": _method("r3_lite", r3, r3_epe, 15_168),
+        "lora_r6": _method("lora_r6", lora, lora_epe, 16_128),
+    }
+    for name in ("r3_no_retrieval", "r3_no_rewiring", "r3_no_refinement"):
+        docs[name] = _method(name, ablated, r3_epe)
+    return docs
+
+
+def _runs(gap=0.0, change=0.0):
+    runs = {
+        m: {
+            "method": m,
+            "spec": SECTION["methods"][m],
+            "identity_gap": gap,
+            "runs": [{"backbone_change": change}],
+        }
+        for m in SECTION["methods"]
+    }
+    runs["r3_no_refinement"]["identity_gap"] = 0.5  # ungated: not expected to be identity
+    return runs
+
+
+def _judge(tmp_path, metrics, runs=None):
+    results = check_claims(CLAIMS, CHECKS, metrics, runs or _runs(), str(tmp_path / "c.json"))
+    return {c.id: c for c in results}
+
+
+def test_verdicts_follow_the_numbers(tmp_path):
+    out = _judge(tmp_path, _metrics())
+    assert out["collapse_under_shift"].verdict == "reproduced"
+    assert out["collapse_under_shift"].measured == pytest.approx(0.02)
+    assert out["relational_vs_channelwise"].verdict == "reproduced"
+    assert out["relational_vs_channelwise"].measured == pytest.approx(0.02)
+    assert out["clean_retention"].verdict == "reproduced"
+    assert out["clean_retention"].measured == pytest.approx(0.0367, abs=1e-4)  # oriented: +
+    assert out["module_ablation"].verdict == "reproduced"
+    assert out["robustness_benchmarks"].verdict == "not tested at this scale"
+    assert {out[c].verdict for c in CHECKS} == {"passed"}
+    assert out["matched_budget"].measured == pytest.approx(abs(16_128 - 15_168) / 15_168)
+
+
+def test_collapse_must_fail_without_a_drop(tmp_path):
+    robust = _frozen(accuracy=(1.0, 0.9, 0.8, 0.7))
+    assert _judge(tmp_path, _metrics(frozen=robust))["collapse_under_shift"].verdict == (
+        "not reproduced"
+    )
+
+
+def test_collapse_must_fail_when_the_precise_layer_does_not_collapse(tmp_path):
+    # the accuracy drops, but the layer with the best clean precision keeps its GT-mass:
+    # judging a layer that never carried correspondence is what the brief warns against
+    flat = _frozen(mass=(0.6, 0.6, 0.6, 0.6))
+    out = _judge(tmp_path, _metrics(frozen=flat))["collapse_under_shift"]
+    assert out.verdict == "not reproduced" and "not monotone" in out.details
+    error_falls = _frozen(epe=(0.5, 0.4, 0.3, 0.2))
+    assert _judge(tmp_path, _metrics(frozen=error_falls))["collapse_under_shift"].verdict == (
+        "not reproduced"
+    )
+
+
+def test_relational_claim_must_fail_when_lora_wins_or_the_sign_is_unclear(tmp_path):
+    worse = _judge(tmp_path, _metrics(r3=(0.58, 0.57, 0.59), lora=(0.62, 0.60, 0.61)))
+    assert worse["relational_vs_channelwise"].verdict == "not reproduced"
+    assert worse["relational_vs_channelwise"].measured < 0
+    noisy = _judge(tmp_path, _metrics(r3=(0.70, 0.50, 0.61), lora=(0.60, 0.58, 0.59)))
+    assert noisy["relational_vs_channelwise"].verdict == "not reproduced"
+    assert (
+        noisy["relational_vs_channelwise"].interval[0]
+        < 0
+        < noisy["relational_vs_channelwise"].interval[1]
+    )
+
+
+def test_retention_must_fail_when_3r_forgets_more(tmp_path):
+    out = _judge(tmp_path, _metrics(r3_epe=(0.2, 0.21, 0.22)))
+    assert out["clean_retention"].verdict == "not reproduced"
+
+
+def test_ablation_must_fail_when_one_module_does_not_help(tmp_path):
+    metrics = _metrics()
+    metrics["r3_no_rewiring"] = _method("r3_no_rewiring", (0.63, 0.61, 0.62), (0.1,) * 3)
+    out = _judge(tmp_path, metrics)["module_ablation"]
+    assert out.verdict == "not reproduced"
+    assert "r3_lite − r3_no_rewiring: not reproduced" in out.details
+
+
+def test_missing_values_are_not_reproduced_with_the_reason(tmp_path):
+    metrics = _metrics()
+    metrics["lora_r6"]["per_seed"][1]["severity2/accuracy"] = None  # a NaN stored as null
+    out = _judge(tmp_path, metrics)["relational_vs_channelwise"]
+    assert out.verdict == "not reproduced" and "missing" in out.details
+    del metrics["r3_lite"]
+    assert _judge(tmp_path, metrics)["clean_retention"].verdict == "not reproduced"
+
+
+def test_checks_fail_when_their_property_breaks(tmp_path):
+    out = _judge(tmp_path, _metrics(), _runs(gap=1e-3, change=1e-4))
+    assert out["identity_at_step_zero"].verdict == "failed"
+    assert out["frozen_backbone"].verdict == "failed"
+    metrics = _metrics()
+    metrics["lora_r6"]["n_trainable"] = 40_000
+    assert _judge(tmp_path, metrics)["matched_budget"].verdict == "failed"
+    metrics["frozen"] = _frozen(accuracy=(0.5, 0.2, 0.01, 0.0))
+    assert _judge(tmp_path, metrics)["pretrained_clean"].verdict == "failed"
+
+
+def _bad(path: str, value):
+    config = copy.deepcopy(CONFIG)
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "named"),
+    [
+        ("papers.r3_adapter.claims.relational_vs_channelwise.method", "r3_lte", "method"),
+        ("papers.r3_adapter.claims.clean_retention.baselines", ["lora_r7"], "baselines"),
+        ("papers.r3_adapter.claims.module_ablation.metric", "severity2/acuracy", "metric"),
+        ("papers.r3_adapter.claims.collapse_under_shift.severity", 5, "severity"),
+        ("papers.r3_adapter.claims.collapse_under_shift.kind", "colapse", "kind"),
+        ("papers.r3_adapter.roles.matched_peft", "lora_r5", "roles.matched_peft"),
+        ("papers.r3_adapter.splits.adapt_severity", 4, "adapt_severity"),
+        ("papers.r3_adapter.seeds", [0], "seeds"),
+    ],
+)
+def test_config_typos_name_the_key(path, value, named):
+    with pytest.raises(ConfigError, match=named):
+        configcheck.check(_bad(path, value))
+
+
+def test_the_shipped_config_passes():
+    configcheck.check(CONFIG)
