@@ -14,7 +14,7 @@ from repro.common.configcheck import ConfigError  # noqa: E402
 from repro.common.device import visible_gpu_count  # noqa: E402
 
 # The registered papers: adding a paper is this one line (README "Adding a paper").
-PAPERS = ("qsurv", "plsa", "sbd", "delta_mem", "helpful_only", "st_reliability", "malora")
+PAPERS = ("qsurv", "plsa", "sbd", "delta_mem", "helpful_only", "st_reliability", "malora", "r3_adapter")
 
 
 def _validate_config():
