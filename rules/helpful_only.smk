@@ -23,7 +23,9 @@ rule helpful_only_train:
     resources:
         gpu=lookup(dpath="papers/helpful_only/resources/train/gpu", within=config),
         mem_mb=lookup(dpath="papers/helpful_only/resources/train/mem_mb", within=config),
-        runtime=lookup(dpath="papers/helpful_only/resources/train/runtime", within=config),
+        runtime=lookup(
+            dpath="papers/helpful_only/resources/train/runtime", within=config
+        ),
     params:
         section=helpful_only_section,
         device=config["device"],
