@@ -15,7 +15,7 @@
    within 1 % of the reference's and 0 mismatched cells of the reconstruction.
 
 Every measurement runs in a fresh one-thread process, so its peak resident memory
-(ru_maxrss, input included) is its own; seconds are wall and process CPU time (the CPU
+(VmHWM, input included) is its own; seconds are wall and process CPU time (the CPU
 time is the one to trust on a shared machine). Run:
 ``python benchmarks/sbd_decompose.py [--edges 1e5 1e6 1e7] [--reference 317f026]``.
 """
@@ -42,9 +42,18 @@ GREEDY = dict(degree_seeds=50, max_iter=10, min_gain=1, minhash_bands=8, minhash
               minhash_candidates=20000, per_round=0, round_ratio=0.5)  # fmt: skip
 
 
+def _peak_mb() -> float:
+    """This process's peak resident memory (VmHWM: reset by exec, unlike ru_maxrss, which a
+    child started by a big parent would inherit)."""
+    status = Path("/proc/self/status").read_text()
+    return (
+        int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmHWM")))
+        / 1024
+    )
+
+
 def _child(kind: str, path: str) -> dict:
     """One measurement in this process (which imports whichever repro PYTHONPATH gives)."""
-    import resource
     import time
 
     import scipy.sparse as sp
@@ -64,7 +73,7 @@ def _child(kind: str, path: str) -> dict:
         out = {"nnz": int(A.nnz), "rank": dec.rank, "rounds": trace[-1]["round"] + 1,
                "cf": A.nnz / dec.cost}  # fmt: skip
     out |= {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}  # fmt: skip
+            "peak_mb": _peak_mb()}  # fmt: skip
     if kind == "decompose":  # after the peak was read: the check's memory is not the method's
         out["mismatched_cells"] = int((dec.to_sparse() != A).nnz)
     return out
@@ -162,10 +171,14 @@ def main(args) -> None:
                       f"{'met' if ok else 'NOT met'})")  # fmt: skip
             new.append(runs["new"])
             path.unlink()
-        nnz = [r["nnz"] for r in new]
-        print(f"growth exponent vs edges: CPU time {exponent(nnz, [r['cpu_s'] for r in new]):.2f}, "
-              f"wall time {exponent(nnz, [r['wall_s'] for r in new]):.2f}, "
-              f"peak memory {exponent(nnz, [r['peak_mb'] for r in new]):.2f}")  # fmt: skip
+        nnz, cpu = [r["nnz"] for r in new], [r["cpu_s"] for r in new]
+        steps = ", ".join(
+            f"{exponent(nnz[k : k + 2], cpu[k : k + 2]):.2f}" for k in range(len(nnz) - 1)
+        )
+        print(f"growth exponent vs edges (least squares, logs): CPU time {exponent(nnz, cpu):.2f},"
+              f" wall time {exponent(nnz, [r['wall_s'] for r in new]):.2f}, peak memory "
+              f"{exponent(nnz, [r['peak_mb'] for r in new]):.2f}; CPU time between consecutive "
+              f"sizes: {steps}")  # fmt: skip
         big = max(new, key=lambda r: r["nnz"])
         ok = big["cpu_s"] <= 600 and big["peak_mb"] <= 8192 and big["mismatched_cells"] == 0
         print(f"largest graph ({big['nnz']} edges): {big['cpu_s']:.0f} s CPU, "
