@@ -13,8 +13,17 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common.configcheck import ConfigError  # noqa: E402
 from repro.common.device import visible_gpu_count  # noqa: E402
 
-# The registered papers: adding a paper is this one line (README "Adding a paper").
-PAPERS = ("qsurv", "plsa", "sbd", "delta_mem", "helpful_only", "st_reliability", "malora", "r3_adapter")
+# The registered papers: adding a paper is one entry here (README "Adding a paper").
+PAPERS = (
+    "qsurv",
+    "plsa",
+    "sbd",
+    "delta_mem",
+    "helpful_only",
+    "st_reliability",
+    "malora",
+    "r3_adapter",
+)
 
 
 def _validate_config():
