@@ -206,6 +206,36 @@ def test_coxtime_time_lora_is_qsurvs_logit_at_normalised_time():
     )
 
 
+def test_coxtime_on_backbone_features_gives_the_same_curves(tiny_split):
+    """Breslow's estimator and the prediction through ``on_features`` (the backbone once per
+    subject) equal pycox's own loop over (subject, time) pairs with the full network."""
+    from pycox.models import CoxTime
+
+    torch.manual_seed(0)
+    x, x_test = tiny_split["x_train"], tiny_split["x_test"]
+    labtrans = CoxTime.label_transform(with_mean=False, with_std=False)
+    y = labtrans.fit_transform(tiny_split["t_train"], tiny_split["e_train"])
+    hazard_net = TimeLoRAHazard(in_features=1, hidden=[8], rank=2, alpha=2.0, time_width=6)
+    g = baselines.CoxTimeLoRA(hazard_net, t_max=tiny_split["t_train"].max())
+    model = CoxTime(g, tt.optim.Adam(lr=1e-2), labtrans=labtrans)
+    model.fit(x, y, batch_size=64, epochs=3, verbose=False)
+    model.compute_baseline_hazards()  # pycox's own: its training data, the full network
+    naive = model.predict_surv_df(x_test)
+    order = np.argsort(y[0], kind="stable")
+    model.net = g.on_features()
+    model.compute_baseline_hazards(input=g.features(x)[order], target=(y[0][order], y[1][order]))
+    fast = model.predict_surv_df(g.features(x_test))
+    np.testing.assert_array_equal(fast.index, naive.index)
+    np.testing.assert_allclose(fast.to_numpy(), naive.to_numpy(), rtol=1e-5, atol=1e-7)
+    assert naive.to_numpy().min() < 0.9  # the curves do fall
+    # at mixed times (one per subject, more than the shared-grid shortcut takes) too
+    features = torch.as_tensor(g.features(x))
+    t = torch.as_tensor(tiny_split["t_train"], dtype=torch.float32)[:, None]
+    with torch.no_grad():
+        torch.testing.assert_close(model.net(features, t), g(torch.as_tensor(x), t))
+        torch.testing.assert_close(model.net(features[:5], t[:5]), g(torch.as_tensor(x[:5]), t[:5]))
+
+
 def test_coxtime_variants_use_different_networks(tiny_split):
     lora = fit_baseline(tiny_split, "coxtime", "time_lora", epochs=1)[1]["state_dict"]
     concat = fit_baseline(tiny_split, "coxtime", "concat", epochs=1)[1]["state_dict"]

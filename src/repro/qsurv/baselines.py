@@ -104,6 +104,34 @@ class CoxTimeLoRA(torch.nn.Module):
     def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         return self.net.logit(x, t.reshape(-1, 1) / self.t_max)
 
+    @torch.no_grad()
+    def features(self, x: np.ndarray) -> np.ndarray:
+        self.net.eval()
+        device = next(self.net.parameters()).device
+        x = torch.as_tensor(x, dtype=torch.float32, device=device)
+        return self.net.features(x).cpu().numpy()
+
+    def on_features(self) -> torch.nn.Module:
+        """The same g(·, t) taking ``features(x)`` instead of x: Breslow's estimator and the
+        prediction evaluate g at every (subject, event time) pair, and this way the backbone
+        runs once per subject instead of once per pair (the same numbers)."""
+        return _CoxTimeLoRAOnFeatures(self)
+
+
+class _CoxTimeLoRAOnFeatures(torch.nn.Module):
+    def __init__(self, g: CoxTimeLoRA):
+        super().__init__()
+        self.g = g
+
+    def forward(self, features: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        v = t.reshape(-1) / self.g.t_max
+        unique, inverse = torch.unique(v, return_inverse=True)
+        if len(unique) > 64:  # pairs at many times: the time network per pair
+            return self.g.net.logit_from_features(features, v[:, None])
+        # pycox asks for one time per call: the time network runs once, on a shared grid
+        per_time = self.g.net.logit_from_features(features, unique[None, :])
+        return per_time.gather(1, inverse[:, None])
+
 
 def _mlp(cfg: BaselineConfig, in_features: int, out_features: int):
     # Tanh and PyTorch's default init, as in the QSurv backbone: only the time handling differs.
@@ -181,10 +209,15 @@ def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.
             val_data=(x_val, y_val),
         )
     if cfg.family == "coxtime":
-        model.compute_baseline_hazards()
+        inputs = lambda x: x.astype(np.float32)  # noqa: E731
+        if isinstance(net, CoxTimeLoRA):  # from here on, g reads backbone features
+            inputs, model.net = net.features, net.on_features()
+        order = np.argsort(y_train[0], kind="stable")  # Breslow needs them sorted by time
+        target = (y_train[0][order], y_train[1][order])
+        model.compute_baseline_hazards(input=inputs(x_train)[order], target=target)
 
         def predict(x, grid):
-            surv = model.predict_surv_df(x.astype(np.float32))
+            surv = model.predict_surv_df(inputs(x))
             return step_survival(surv.index.to_numpy(), surv.to_numpy().T, grid)
     else:
 

@@ -99,11 +99,17 @@ class TimeLoRAHazard(nn.Module):
         self.scale = alpha / rank
         self.rank = rank
 
-    def logit(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """wᵀh' + b0 + b(v) at times v (shape (B, M)) for subjects x (shape (B, p)): (B, M)."""
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """The per-subject part of the logit, [a(x), z_1 u_1, ..., z_r u_r]: (B, 1 + r).
+        Everything that depends on x (the backbone) is in here, computed once per subject."""
         h = self.backbone(x)
         base = self.head(h)  # a(x) = wᵀh + b0, (B, 1)
         zu = self.down(h) * (self.up.weight.T @ self.head.weight.T).squeeze(-1)  # z_j u_j
+        return torch.cat([base, zu], dim=-1)
+
+    def logit_from_features(self, features: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """a(x) + (α/r) Σ_j z_j u_j g_j(v) + b(v) from ``features(x)`` (B, 1 + r): (B, M)."""
+        base, zu = features[:, :1], features[:, 1:]
         time_out = self.time(v)  # (B or 1, M, r + 1)
         gates, bias = time_out[..., : self.rank], time_out[..., self.rank]
         if v.shape[0] == 1:  # a shared grid: (B, r) @ (r, M)
@@ -111,6 +117,10 @@ class TimeLoRAHazard(nn.Module):
         else:
             interaction = torch.einsum("bj,bmj->bm", zu, gates)
         return base + self.scale * interaction + bias
+
+    def logit(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """wᵀh' + b0 + b(v) at times v (shape (B, M)) for subjects x (shape (B, p)): (B, M)."""
+        return self.logit_from_features(self.features(x), v)
 
     def forward(self, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
         return _positive(self.logit(x, v))
