@@ -67,6 +67,13 @@ def paper_targets():
     return [f"results/{paper}/claims.json" for paper in enabled_papers()]
 
 
+def report_front_page():
+    """The report's front page: the ledger once claims_report has written it (results/ is in
+    the working directory), a placeholder before the first run."""
+    ledger = os.path.join(os.getcwd(), "results", "claims.rst")
+    return ledger if os.path.exists(ledger) else "../workflow/report/ledger_missing.rst"
+
+
 def one_of(names):
     """A wildcard pattern matching exactly these names (never anything when there are none)."""
     return "|".join(sorted(list(names), key=len, reverse=True)) or "(?!)"

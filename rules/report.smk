@@ -3,13 +3,7 @@
 # and diffing; the reST copy is the report's workflow description).
 
 
-def _front_page():
-    """The ledger once claims_report has written it; a placeholder before the first run."""
-    ledger = os.path.join(os.getcwd(), "results", "claims.rst")
-    return ledger if os.path.exists(ledger) else "../workflow/report/ledger_missing.rst"
-
-
-report: _front_page()
+report: report_front_page()
 
 
 rule claims_report:
