@@ -76,7 +76,12 @@ def delta_mem_full_locomo_inputs(wildcards):
     return inputs
 
 
-DELTA_MEM_FULL_CONDITIONS = ("truncated", "state_only", "history_replay", "official_prompt")
+DELTA_MEM_FULL_CONDITIONS = (
+    "truncated",
+    "state_only",
+    "history_replay",
+    "official_prompt",
+)
 
 
 def delta_mem_full_conditions(adapter):
