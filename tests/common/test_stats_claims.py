@@ -164,7 +164,8 @@ def test_comparison_needs_every_baseline_and_reports_the_least_favourable():
     doc = {"d": _document({"ours": ours, "weak": weak, "strong": strong})}
     claim = comparison_claim("c", _comparison(), doc)
     assert claim.verdict == NOT_REPRODUCED
-    assert "least favourable: strong" in claim.details
+    assert "least favourable: vs strong" in claim.details
+    assert "vs weak: reproduced" in claim.details
     assert claim.measured == pytest.approx(np.mean(np.subtract(ours, strong)))
     doc["d"]["methods"].pop("strong")
     spec = _comparison() | {"baselines": ["weak"]}

@@ -234,30 +234,45 @@ def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[st
     if "test" not in spec["criterion"]:
         return _unpaired_comparison(claim_id, spec, document)
     a = _per_seed(document, spec["method"], metric)
-    results = {
-        b: paired_claim(claim_id, spec, a, _per_seed(document, b, metric))
+    parts = [
+        (f"vs {b}", paired_claim(claim_id, spec, a, _per_seed(document, b, metric)))
         for b in spec["baselines"]
-    }
-
-    def favour(name):  # failed before held, then the lower interval end first
-        r = results[name]
-        return (r.verdict == REPRODUCED, -math.inf if r.interval is None else r.interval[0])
-
-    worst = min(results, key=favour)
-    held = all(r.verdict == REPRODUCED for r in results.values())
-    against = "; ".join(
-        f"vs {b}: {r.measured:+.4g} [{r.interval[0]:+.4g}, {r.interval[1]:+.4g}]"
-        if r.interval
-        else f"vs {b}: {r.details}"
-        for b, r in results.items()
+    ]
+    merged = all_hold(claim_id, parts)
+    values = {s: v if v is None else round(v, 4) for s, v in a.items()}
+    return dataclasses.replace(
+        merged,
+        details=(
+            f"{spec['dataset']}, {metric}, {spec['method']} per seed {values} "
+            f"(A − B, positive = {spec['method']} better); {merged.details}"
+        ),
     )
-    details = (
-        f"{spec['dataset']}, {metric}, {spec['method']} per seed "
-        f"{ {s: round(v, 4) if v is not None else v for s, v in a.items()} }; {against} "
-        f"(A − B, positive = {spec['method']} better); least favourable: {worst}"
+
+
+def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
+    """One claim from several parts (baselines, settings): it holds iff every part holds;
+    the measured number and interval are the least favourable part's (a failed part before
+    a held one, then the lowest interval end), and the details list every part."""
+
+    def favour(part):
+        claim = part[1]
+        held = claim.verdict == REPRODUCED
+        low = claim.interval[0] if claim.interval else (math.inf if held else -math.inf)
+        return (held, -math.inf if math.isnan(low) else low)
+
+    label, worst = min(parts, key=favour)
+    held = all(c.verdict == REPRODUCED for _, c in parts)
+    listed = "; ".join(
+        f"{name}: {c.verdict}, {c.measured:+.4g} [{c.interval[0]:+.4g}, {c.interval[1]:+.4g}]"
+        if c.interval
+        else f"{name}: {c.verdict} ({c.details})"
+        for name, c in parts
     )
     return dataclasses.replace(
-        results[worst], verdict=REPRODUCED if held else NOT_REPRODUCED, details=details
+        worst,
+        id=claim_id,
+        verdict=REPRODUCED if held else NOT_REPRODUCED,
+        details=f"{listed}; least favourable: {label}" if len(parts) > 1 else worst.details,
     )
 
 

@@ -20,6 +20,7 @@ from repro.common.claims import (
     NOT_REPRODUCED,
     REPRODUCED,
     Claim,
+    all_hold,
     check_spec,
     paired_claim,
     run_claims,
@@ -94,16 +95,12 @@ def paired(claim_id, spec, inputs) -> Claim:
         (b, paired_claim(claim_id, spec, ours, per_seed(metrics[b], metric), f"{metric}"))
         for b in spec["baselines"]
     ]
+    merged = all_hold(claim_id, [(f"{spec['method']} − {b}", c) for b, c in parts])
     if len(parts) == 1:
-        label, claim = parts[0]
-        return dataclasses.replace(claim, details=f"{spec['method']} − {label}: {claim.details}")
-    held = all(c.verdict == REPRODUCED for _, c in parts)
-    lows = [c.interval[0] if c.interval else -np.inf for _, c in parts]
-    worst = parts[int(np.argmin(lows))][1]
-    details = "; ".join(f"{spec['method']} − {b}: {c.verdict}, {c.details}" for b, c in parts)
-    return dataclasses.replace(
-        worst, verdict=REPRODUCED if held else NOT_REPRODUCED, details=details
-    )
+        return dataclasses.replace(
+            merged, details=f"{spec['method']} − {parts[0][0]}: {merged.details}"
+        )
+    return merged
 
 
 def identity(claim_id, spec, inputs) -> Claim:
