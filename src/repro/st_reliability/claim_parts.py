@@ -3,38 +3,24 @@ set that is not in this run, and number formatting for the details."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-from repro.common.claims import NOT_REPRODUCED, REPRODUCED, Claim, check, not_tested
+from repro.common.claims import Claim, all_hold, check, not_tested
 
 
 def all_of(cid: str, spec: dict, parts: list[tuple[str, Claim]]) -> Claim:
-    """One verdict from several conditions: reproduced only if every one holds. The first
-    condition gives the measured number (and interval)."""
-    held = all(c.verdict == REPRODUCED for _, c in parts)
-    first = parts[0][1]
-    details = "; ".join(
-        f"{label}: {c.verdict}"
-        + (f" (measured {c.measured:.4g})" if c.measured is not None else "")
-        + (f", {c.details}" if c.details else "")
-        for label, c in parts
-    )
-    criteria = " and ".join(c.criterion for _, c in parts)
-    verdict = REPRODUCED if held else NOT_REPRODUCED
-    return Claim(
-        cid,
-        spec["claim"],
-        criteria,
-        verdict,
-        first.measured,
-        spec.get("paper_value"),
-        details,
-        first.interval,
-    )
+    """:func:`repro.common.claims.all_hold` (holds iff every condition holds; the least
+    favourable one gives the measured number), with every condition's criterion shown."""
+    claim = all_hold(cid, parts)
+    criteria = " and ".join(c.criterion for _, c in parts if c.criterion)
+    return dataclasses.replace(claim, criterion=criteria, paper_value=spec.get("paper_value"))
 
 
 def condition(label: str, spec: dict, key: str, measured, details: str = "") -> tuple[str, Claim]:
     """One condition: ``measured`` against the threshold criterion ``spec[key]``."""
+    shown = "nan" if measured is None else f"{float(measured):.4g}"
+    details = f"measured {shown}" + (f", {details}" if details else "")
     return label, check("", spec["claim"], measured, spec[key], details=details)
 
 
