@@ -1,7 +1,7 @@
 # MaLoRA: margin-based LoRA merging. Embedded: the linear theory check (λ sweep per seed;
 # all merge rules per seed) and scikit-learn digits with peft LoRA (all seeds in one job) ->
 # summary over seeds -> figures (from the summary only) -> claims. Full scale
-# (papers.malora.full_scale): the KnOTS CLIP benchmark, second half of this file.
+# (papers.malora.full_scale): the KnOTS CLIP and NLI benchmarks, second half of this file.
 
 
 include: "malora_helpers.smk"
@@ -112,8 +112,30 @@ rule malora:
         figures=expand("results/malora/figures/{figure}.png", figure=MALORA_FIGURES),
 
 
-# --- full scale: the KnOTS CLIP ViT-B/32 and ViT-L/14 8-task benchmark (GPU) -------------
-# Inputs are the shared download rules' files (config/full.yaml: downloads.malora_*).
+# --- full scale: the KnOTS benchmarks (GPU) ------------------------------------------------
+# CLIP ViT-B/32 and ViT-L/14 on 8 vision tasks, and the NLI benchmark (Llama-3-8B, 6 tasks;
+# backbones with kind: nli). Inputs are the shared download rules' files (config/full.yaml:
+# downloads.malora_*); an NLI backbone's model is a local folder (gated weights).
+
+
+rule malora_full_tokenise:
+    input:
+        files=malora_nli_task_inputs,
+    output:
+        data="results/malora/full/{backbone}/data/{task}.json",
+    log:
+        "logs/malora/full/{backbone}/tokenise_{task}.log",
+    benchmark:
+        "results/malora/benchmarks/full/{backbone}/tokenise_{task}.tsv"
+    wildcard_constraints:
+        **MALORA_WILDCARDS,
+    conda:
+        "../envs/malora.yaml"
+    params:
+        spec=malora_nli_task_spec,
+        model_dir=lambda wildcards: malora_backbone(wildcards.backbone)["model_dir"],
+    script:
+        "../scripts/malora_full_tokenise.py"
 
 
 rule malora_full_individual:

@@ -24,11 +24,25 @@ def malora_full_methods():
     return list(malora_full().get("methods", []))
 
 
+def malora_backbone(backbone):
+    return malora_full()["backbones"][backbone]
+
+
+def malora_is_nli(backbone):
+    return malora_backbone(backbone).get("kind", "clip") == "nli"
+
+
+def malora_nli_tasks():
+    """Every task name of the NLI backbones (the tokenise rule's wildcard)."""
+    return {t for b in malora_full_backbones() if malora_is_nli(b) for t in malora_backbone(b)["tasks"]}
+
+
 MALORA_WILDCARDS = dict(
     seed=r"\d+",
     figure=one_of(MALORA_FIGURES),
     backbone=one_of(malora_full_backbones()),
     method=one_of(malora_full_methods()),
+    task=one_of(malora_nli_tasks()),
 )
 
 
@@ -50,8 +64,14 @@ def malora_full_outputs():
 
 
 def malora_full_resource(name):
-    """A GPU job's resource, looked up when the job runs (absent from embedded configs)."""
-    return lambda wildcards: malora_full()["resources"]["merge"][name]
+    """A GPU job's resource, looked up when the job runs (absent from embedded configs):
+    the backbone's own ``resources`` first, then ``full_scale.resources.merge``."""
+
+    def resource(wildcards):
+        own = malora_backbone(wildcards.backbone).get("resources", {})
+        return own.get(name, malora_full()["resources"]["merge"][name])
+
+    return resource
 
 
 def malora_full_settings(wildcards):
@@ -62,14 +82,27 @@ def malora_full_settings(wildcards):
 
 
 def malora_full_files(backbone):
-    """Local paths of one backbone's downloads: model files, and per task its adapter
-    (config, weights) and data (calibration, test shards)."""
-    spec = malora_full()["backbones"][backbone]
+    """Local paths of one backbone's inputs. CLIP: the model's downloaded files and per task
+    its adapter (config, weights) and data (calibration, test shards). NLI: the local model
+    folder, per task its adapter and tokenised data (malora_full_tokenise)."""
+    spec = malora_backbone(backbone)
+    adapters = {t: [download_path(n) for n in s["adapter"]] for t, s in spec["tasks"].items()}
+    if malora_is_nli(backbone):
+        extra = {k: spec[k] for k in ("dtype", "batch_size") if k in spec}
+        return {
+            "kind": "nli",
+            "model_dir": spec["model_dir"],
+            **extra,
+            "tasks": {
+                t: {"adapter": adapters[t], "data": f"results/malora/full/{backbone}/data/{t}.json"}
+                for t in spec["tasks"]
+            },
+        }
     return {
         "model": [download_path(n) for n in spec["model_files"]],
         "tasks": {
             task: {
-                "adapter": [download_path(n) for n in t["adapter"]],
+                "adapter": adapters[task],
                 "calibration": [download_path(n) for n in t["calibration"]],
                 "test": [download_path(n) for n in t["test"]],
                 "templates": t["templates"],
@@ -80,12 +113,31 @@ def malora_full_files(backbone):
 
 
 def malora_full_inputs(wildcards):
-    """Every downloaded file a full-scale job of this backbone reads (for the DAG)."""
+    """Every file a full-scale job of this backbone reads (for the DAG)."""
     files = malora_full_files(wildcards.backbone)
-    paths = list(files["model"])
+    paths = list(files.get("model", []))
     for task in files["tasks"].values():
-        paths += task["adapter"] + task["calibration"] + task["test"]
+        paths += task["adapter"] + task.get("calibration", []) + task.get("test", [])
+        paths += [task["data"]] if "data" in task else []
     return paths
+
+
+def malora_nli_task_spec(wildcards):
+    """What the tokenise step reads of one NLI task: its files and how to read them."""
+    backbone = malora_backbone(wildcards.backbone)
+    task = backbone["tasks"][wildcards.task]
+    keys = ("columns", "label_column", "labels", "holdout")
+    return {
+        "calibration": [download_path(n) for n in task["calibration"]],
+        "test": [download_path(n) for n in task["test"]],
+        "max_length": backbone.get("max_length"),
+        **{k: task[k] for k in keys if k in task},
+    }
+
+
+def malora_nli_task_inputs(wildcards):
+    spec = malora_nli_task_spec(wildcards)
+    return sorted(set(spec["calibration"] + spec["test"]))
 
 
 def malora_full_results():

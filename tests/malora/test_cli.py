@@ -1,10 +1,19 @@
 """Every step a MaLoRA rule runs has a ``python -m repro.malora.<step> --help`` entry
-(all six asked in one fresh interpreter, as ``python -m`` would run them)."""
+(all asked in one fresh interpreter, as ``python -m`` would run them)."""
 
 import subprocess
 import sys
 
-STEPS = ["sweep", "linear_merge", "digits_study", "evaluate", "figures", "claims"]
+STEPS = [
+    "sweep",
+    "linear_merge",
+    "digits_study",
+    "evaluate",
+    "figures",
+    "claims",
+    "nli_data",
+    "fullscale",
+]
 PROBE = """
 import contextlib, io, runpy, sys
 for step in {steps}:

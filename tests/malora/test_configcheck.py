@@ -77,3 +77,43 @@ def test_full_scale_downloads_must_be_configured():
     del config["downloads"]["malora_vit_b32_config"]
     with pytest.raises(ConfigError, match="full_scale.backbones.vit_b32"):
         check(config)
+
+
+def _nli(edit):
+    config = copy.deepcopy(_config("full.yaml"))
+    edit(config["papers"]["malora"]["full_scale"]["backbones"]["llama3_8b"])
+    return config
+
+
+@pytest.mark.parametrize(
+    "edit, key",
+    [
+        (lambda b: b.pop("model_dir"), "llama3_8b.model_dir"),
+        (lambda b: b["tasks"]["qnli"].pop("labels"), "llama3_8b.tasks.qnli.labels"),
+        (lambda b: b["tasks"]["rte"].update(labels={"0": 0, "1": 0}), "llama3_8b.tasks.rte.labels"),
+        (  # a holdout splits one file: a separate test file is a contradiction
+            lambda b: b["tasks"]["mnli"].update(test=["malora_nli_snli_test"]),
+            "llama3_8b.tasks.mnli.holdout",
+        ),
+        (  # without a holdout, calibrating on the test file would leak it
+            lambda b: b["tasks"]["snli"].update(calibration=["malora_nli_snli_test"]),
+            "llama3_8b.tasks.snli.calibration",
+        ),
+        (
+            lambda b: b["tasks"]["sick"].update(adapter=["malora_llama3_8b_sick_adapter_model"]),
+            "llama3_8b.tasks.sick.adapter",
+        ),
+        (lambda b: b["tasks"]["snli"].update(test=["malora_nli_snli_tset"]), "llama3_8b"),
+    ],
+)
+def test_nli_backbone_errors_name_the_key(edit, key):
+    with pytest.raises(ConfigError, match=f"full_scale.backbones.{key}"):
+        check(_nli(edit))
+
+
+def test_c4_nli_is_judged_on_the_nli_backbone_at_full_scale_only():
+    full = _config("full.yaml")["papers"]["malora"]
+    assert full["claims"]["c4_nli"]["dataset"] in full["full_scale"]["backbones"]
+    for name in ("config.yaml", "test.yaml"):
+        claims = _config(name)["papers"]["malora"]["claims"]
+        assert all(c["kind"] == "not_tested" for k, c in claims.items() if k.startswith("c4_nli"))

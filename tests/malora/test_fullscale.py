@@ -74,7 +74,7 @@ def test_parquet_images_labels_and_class_names(fixture):
 
 
 def test_merged_tower_is_peft_merged_tower(fixture, tmp_path):
-    from repro.malora.fullscale import ClipBench
+    from repro.malora.clip_bench import ClipBench
 
     files = {
         "model": fixture["model"],

@@ -124,11 +124,31 @@ def _full_scale(section, key, downloads, methods) -> None:
             raise ConfigError(f"{key}.full_scale.methods: 'individual' is reserved")
     for backbone, spec in full.get("backbones", {}).items():
         where = f"{key}.full_scale.backbones.{backbone}"
+        nli = spec.get("kind", "clip") == "nli"
+        needed = "model_dir" if nli else "model_files"
+        if not spec.get(needed):
+            raise ConfigError(
+                f"{where}.{needed}: required for a {spec.get('kind', 'clip')} backbone"
+            )
         names = list(spec.get("model_files", []))
         for task, t in spec.get("tasks", {}).items():
             if len(t.get("adapter", [])) != 2:
                 raise ConfigError(f"{where}.tasks.{task}.adapter: [config, weights] downloads")
+            if nli:
+                _nli_task(f"{where}.tasks.{task}", t)
             names += t["adapter"] + t.get("calibration", []) + t.get("test", [])
         for name in names:
             if name not in downloads:
                 raise ConfigError(f"{where}: download {name!r} is not under downloads")
+
+
+def _nli_task(where, t) -> None:
+    for field in ("columns", "labels"):
+        if field not in t:
+            raise ConfigError(f"{where}.{field}: required for an NLI task")
+    if len(set(t["labels"].values())) < 2:
+        raise ConfigError(f"{where}.labels: the task needs at least two classes of the head")
+    if t.get("holdout") and t["calibration"] != t["test"]:
+        raise ConfigError(f"{where}.holdout: splits one file, so calibration must equal test")
+    if not t.get("holdout") and t["calibration"] == t["test"]:
+        raise ConfigError(f"{where}.calibration: the test file itself; give a holdout")

@@ -1,6 +1,11 @@
-"""The full-scale benchmark: the published KnOTS CLIP LoRA adapters (8 vision tasks) merged
-by every rule, α from calibration draws of the validation splits, accuracy on the test
-splits (per-task zero-shot heads, KnOTS's per-task setting). GPU jobs; CPU works for tests.
+"""The full-scale benchmarks' shared job: published LoRA adapters merged by every rule, α
+from calibration draws of the validation data, accuracy on the test data through per-task
+heads (KnOTS's per-task setting). GPU jobs; CPU works for tests.
+
+A benchmark is a *bench* (:class:`DeltaBench`): a model whose adapted weights are set to
+W0 + ΔW on demand, its per-task logits and its tasks' calibration and test data. The KnOTS
+CLIP vision benchmark (``clip_bench``) and the NLI benchmark (``nli_bench``) are the two
+benches; both go through :func:`run_individual` and :func:`run_method` below.
 
 Calibration draws play the role of seeds (paired across rules). The pre-training data is
 not available, so MaLoRA's scale falls back to the mean task margin (brief §2.3, §8.4).
@@ -8,6 +13,7 @@ not available, so MaLoRA's scale falls back to the mean task margin (brief §2.3
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import logging
 
@@ -15,13 +21,6 @@ import numpy as np
 import torch
 
 from repro.malora.baselines import MergeProblem, rule_row
-from repro.malora.fullscale_data import (
-    decode,
-    load_adapter,
-    load_parquet_images,
-    load_shards,
-    text_heads,
-)
 from repro.malora.margins import margin
 from repro.malora.names import FULL_METRICS
 
@@ -30,20 +29,9 @@ METRICS = FULL_METRICS
 
 
 @dataclasses.dataclass(frozen=True)
-class FullTask:
-    name: str
-    adapter_config: str
-    adapter_weights: str
-    calibration: str  # parquet shard the calibration draws come from (validation or train)
-    test: tuple[str, ...]  # parquet shards of the test split
-    templates: tuple[str, ...] = ("a photo of a {}.",)
-    class_names: tuple[str, ...] | None = None  # default: the parquet's ClassLabel names
-
-
-@dataclasses.dataclass(frozen=True)
 class FullConfig:
     model_dir: str
-    tasks: tuple[FullTask, ...]
+    tasks: tuple  # clip_bench.FullTask or nli_bench.NliTask, one per adapter
     methods: dict
     scale_grid: tuple[float, ...]
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -52,31 +40,23 @@ class FullConfig:
     margin: dict = dataclasses.field(default_factory=lambda: {"stat": "quantile", "q": 0.05})
     batch_size: int = 256
     device: str = "auto"
+    dtype: str = "float32"  # the model's weights (W0 + ΔW is formed in this type)
 
 
-class ClipBench:
-    """A CLIP model whose vision weights are set to W0 + ΔW on demand, and per-task heads."""
+class DeltaBench:
+    """What the benches share: per-task dense updates ``deltas`` (parameter name → tensor),
+    the base weights they apply to and :meth:`set_delta`. A bench also defines
+    ``logits(task, inputs) -> tensor`` and ``data(seed) -> (calibration, test)``, each a list
+    over tasks of (inputs, integer labels)."""
 
-    def __init__(self, cfg: FullConfig):
-        from transformers import CLIPImageProcessor, CLIPModel, CLIPTokenizer
+    def __init__(self, cfg: FullConfig, model, deltas, device):
+        self.cfg, self.model, self.deltas, self.device = cfg, model, deltas, device
+        params = dict(model.named_parameters())
+        self.base = {n: params[n].detach().clone() for n in deltas[0]}
 
-        from repro.common.device import select_device
-        from repro.malora.fullscale_data import parquet_class_names
-
-        self.cfg, self.device = cfg, select_device(cfg.device)
-        self.model = CLIPModel.from_pretrained(cfg.model_dir).to(self.device).eval()
-        self.processor = CLIPImageProcessor.from_pretrained(cfg.model_dir)
-        tokenizer = CLIPTokenizer.from_pretrained(cfg.model_dir)
-        params = dict(self.model.named_parameters())
-        vision = [n for n in params if n.startswith("vision_model.")]  # LoRA is on this tower
-        self.deltas = [load_adapter(t.adapter_config, t.adapter_weights, vision) for t in cfg.tasks]
-        self.base = {n: params[n].detach().clone() for n in self.deltas[0]}
-        self.heads = []
-        for task in cfg.tasks:
-            names = task.class_names or parquet_class_names(task.test[0])
-            if not names:
-                raise ValueError(f"{task.name}: no class names in config or {task.test}")
-            self.heads.append(text_heads(self.model, tokenizer, names, task.templates, self.device))
+    @property
+    def task_names(self) -> list[str]:
+        return [t.name for t in self.cfg.tasks]
 
     @torch.no_grad()
     def set_delta(self, delta) -> None:
@@ -89,28 +69,21 @@ class ClipBench:
                 else value + torch.as_tensor(update, device=self.device, dtype=value.dtype)
             )
 
-    @torch.no_grad()
-    def logits(self, task: int, raw_images) -> torch.Tensor:
-        out = []
-        for start in range(0, len(raw_images), self.cfg.batch_size):
-            batch = [decode(r) for r in raw_images[start : start + self.cfg.batch_size]]
-            pixels = self.processor(images=batch, return_tensors="pt")["pixel_values"]
-            emb = self.model.get_image_features(pixel_values=pixels.to(self.device))
-            emb = getattr(emb, "pooler_output", emb)
-            out.append(100.0 * torch.nn.functional.normalize(emb, dim=-1) @ self.heads[task].T)
-        return torch.cat(out).float().cpu()
+
+def _accuracy_one(bench, t, data) -> float:
+    inputs, y = data
+    return float((bench.logits(t, inputs).argmax(1).numpy() == y).mean())
 
 
 def _accuracy(bench, delta, data) -> list[float]:
     bench.set_delta(delta)
-    return [
-        float((bench.logits(t, raw).argmax(1).numpy() == y).mean())
-        for t, (raw, y) in enumerate(data)
-    ]
+    return [_accuracy_one(bench, t, d) for t, d in enumerate(data)]
 
 
-def _problem(bench, calib, seed) -> MergeProblem:
-    stat, names = bench.cfg.margin, list(bench.base)
+def _problem(bench, calib, seed, *, layers: bool) -> MergeProblem:
+    """The rules' shared view of one calibration draw; per-layer margins (one calibration
+    pass per layer and task) only for the rules that use them."""
+    stat = bench.cfg.margin
     numpy_deltas = [{k: v.cpu().numpy() for k, v in d.items()} for d in bench.deltas]
 
     def task_margin(delta, t):
@@ -119,20 +92,18 @@ def _problem(bench, calib, seed) -> MergeProblem:
 
     def loss(delta):
         bench.set_delta(delta)
-        return float(
-            np.mean(
-                [
-                    torch.nn.functional.cross_entropy(
-                        bench.logits(t, raw), torch.as_tensor(y)
-                    ).item()
-                    for t, (raw, y) in enumerate(calib)
-                ]
-            )
-        )
+        losses = [
+            torch.nn.functional.cross_entropy(bench.logits(t, x), torch.as_tensor(y)).item()
+            for t, (x, y) in enumerate(calib)
+        ]
+        return float(np.mean(losses))
 
-    layer = {
-        n: np.array([task_margin({n: d[n]}, t) for t, d in enumerate(numpy_deltas)]) for n in names
-    }
+    layer = None
+    if layers:
+        layer = {
+            n: np.array([task_margin({n: d[n]}, t) for t, d in enumerate(numpy_deltas)])
+            for n in bench.base
+        }
     return MergeProblem(
         numpy_deltas,
         score=lambda delta: float(np.mean(_accuracy(bench, delta, calib))),
@@ -144,40 +115,23 @@ def _problem(bench, calib, seed) -> MergeProblem:
     )
 
 
-def _data(cfg: FullConfig, seed: int):
-    calib = [
-        load_parquet_images(t.calibration, limit=cfg.calibration_per_task, seed=seed)
-        for t in cfg.tasks
-    ]
-    test = [load_shards(t.test, limit=cfg.test_limit) for t in cfg.tasks]
-    return calib, test
+def run_individual(bench) -> dict:
+    """The base model and each adapter alone, on every task's test set (the normalisers)."""
+    _, test = bench.data(0)
+    own = []
+    for t, delta in enumerate(bench.deltas):
+        bench.set_delta(delta)
+        own.append(_accuracy_one(bench, t, test[t]))
+        log.info("%s alone: accuracy %.4f", bench.task_names[t], own[-1])
+    return {"tasks": bench.task_names, "zero_shot": _accuracy(bench, {}, test), "individual": own}
 
 
-def _accuracy_one(bench, delta, t, data) -> float:
-    bench.set_delta(delta)
-    raw, y = data
-    return float((bench.logits(t, raw).argmax(1).numpy() == y).mean())
-
-
-def run_individual(cfg: FullConfig) -> dict:
-    """Zero-shot accuracy and each adapter alone on its own task (the normalisers)."""
-    bench = ClipBench(cfg)
-    _, test = _data(cfg, 0)
-    own = [_accuracy_one(bench, d, t, test[t]) for t, d in enumerate(bench.deltas)]
-    return {
-        "tasks": [t.name for t in cfg.tasks],
-        "zero_shot": _accuracy(bench, {}, test),
-        "individual": own,
-    }
-
-
-def run_method(cfg: FullConfig, method: str, individual: dict) -> dict:
+def run_method(bench, method: str, individual: dict) -> dict:
     """One rule, every calibration draw: α, calibration calls, per-task test accuracy."""
-    bench = ClipBench(cfg)
-    spec = cfg.methods[method]
+    spec = bench.cfg.methods[method]
     rows = []
-    for seed in cfg.seeds:
-        calib, test = _data(cfg, seed)
+    for seed in bench.cfg.seeds:
+        calib, test = bench.data(seed)
 
         def evaluate(delta, test=test):
             acc = _accuracy(bench, delta, test)
@@ -187,7 +141,46 @@ def run_method(cfg: FullConfig, method: str, individual: dict) -> dict:
                 "normalised_accuracy": float(np.mean(np.array(acc) / individual["individual"])),
             }
 
-        row = rule_row(spec, _problem(bench, calib, seed), cfg.scale_grid, evaluate, METRICS)
+        problem = _problem(bench, calib, seed, layers=spec["rule"] == "malora_layerwise")
+        row = rule_row(spec, problem, bench.cfg.scale_grid, evaluate, METRICS)
         rows.append({"seed": seed, **row})
         log.info("%s seed %d: normalised accuracy %.4f", method, seed, row["normalised_accuracy"])
-    return {"method": method, "tasks": [t.name for t in cfg.tasks], "runs": rows}
+    return {"method": method, "tasks": bench.task_names, "runs": rows}
+
+
+def main(argv=None) -> None:
+    import json
+
+    from repro.malora.steps import full_step
+
+    parser = argparse.ArgumentParser(
+        description="One full-scale MaLoRA job: the normalisers (no --method) or one rule."
+    )
+    parser.add_argument(
+        "--params",
+        required=True,
+        help="JSON of the rule's params: files, settings, "
+        "merge_rules, device (as malora_full_individual passes them)",
+    )
+    parser.add_argument("--method", help="a name under papers.malora.merge_rules.methods")
+    parser.add_argument("--individual", help="the normalisers' JSON (with --method)")
+    parser.add_argument("--out", required=True, help="JSON to write")
+    args = parser.parse_args(argv)
+    if args.method and not args.individual:
+        parser.error("--method needs --individual")
+    logging.basicConfig(level=logging.INFO)
+    with open(args.params) as handle:
+        p = json.load(handle)
+    full_step(
+        p["files"],
+        p["settings"],
+        p["merge_rules"],
+        p["device"],
+        args.out,
+        method=args.method,
+        individual=args.individual,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-"""Full-scale inputs of the KnOTS CLIP benchmark: the published LoRA adapters as dense ΔW,
-parquet image sets (the FusionBench / Hugging Face mirrors), and zero-shot text heads.
+"""Full-scale inputs of the KnOTS benchmarks: the published LoRA adapters as dense ΔW (and
+the task heads the NLI adapters carry), parquet image sets (the FusionBench / Hugging Face
+mirrors) and CLIP's zero-shot text heads.
 
 Every loader reads local files (the download rules fetched them) and fails with the path
 when a file is missing or malformed: compute nodes may be offline.
@@ -18,13 +19,23 @@ import torch
 log = logging.getLogger(__name__)
 
 
-def _need(path) -> Path:
+def need_file(path) -> Path:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(
             f"{path}: missing; run the download rules first (nodes may be offline)"
         )
     return path
+
+
+def read_state(weights_path) -> dict[str, torch.Tensor]:
+    """The tensors of an adapter file (adapter_model.bin or .safetensors)."""
+    weights_path = need_file(weights_path)
+    if weights_path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        return load_file(str(weights_path))
+    return torch.load(weights_path, map_location="cpu", weights_only=True)
 
 
 def load_adapter(config_path, weights_path, param_names) -> dict[str, torch.Tensor]:
@@ -35,14 +46,8 @@ def load_adapter(config_path, weights_path, param_names) -> dict[str, torch.Tens
     wrapper prefix (``base_model.model.`` or none) does not matter. rsLoRA adapters scale by
     lora_alpha / √r.
     """
-    config = json.loads(_need(config_path).read_text())
-    weights_path = _need(weights_path)
-    if weights_path.suffix == ".safetensors":
-        from safetensors.torch import load_file
-
-        state = load_file(str(weights_path))
-    else:
-        state = torch.load(weights_path, map_location="cpu", weights_only=True)
+    config = json.loads(need_file(config_path).read_text())
+    state = read_state(weights_path)
     r, alpha = config["r"], config["lora_alpha"]
     scaling = alpha / (r**0.5 if config.get("use_rslora") else r)
     deltas = {}
@@ -62,11 +67,29 @@ def load_adapter(config_path, weights_path, param_names) -> dict[str, torch.Tens
     return deltas
 
 
+def load_head(weights_path, module: str = "score") -> torch.Tensor:
+    """The task head a sequence-classification adapter saves beside its LoRA factors (peft
+    keeps ``score`` trainable for SEQ_CLS and stores it as ``base_model.model.score.weight``,
+    or ``score.modules_to_save.<adapter>.weight`` in a raw state dict)."""
+    found = {
+        key: value
+        for key, value in read_state(weights_path).items()
+        if "lora_" not in key
+        and (key.endswith(f"{module}.weight") or f"{module}.modules_to_save." in key)
+    }
+    if len(found) != 1:
+        raise ValueError(
+            f"{weights_path}: expected one {module!r} head beside the LoRA factors, found "
+            f"{sorted(found)}; a per-task head is needed to evaluate the task"
+        )
+    return next(iter(found.values())).float()
+
+
 def parquet_class_names(path) -> list[str] | None:
     """ClassLabel names from the Hugging Face metadata of a parquet file, when present."""
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(_need(path)).metadata or {}
+    meta = pq.read_schema(need_file(path)).metadata or {}
     info = json.loads(meta.get(b"huggingface", b"{}"))
     for feature in info.get("info", {}).get("features", {}).values():
         if feature.get("_type") == "ClassLabel":
@@ -79,7 +102,7 @@ def load_parquet_images(path, *, image_column="image", label_column="label", lim
     labels of a parquet split; with ``limit``, a seeded subset of that many rows."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(_need(path), columns=[image_column, label_column])
+    table = pq.read_table(need_file(path), columns=[image_column, label_column])
     labels = np.asarray(table.column(label_column).to_pylist(), dtype=np.int64)
     rows = np.arange(len(labels))
     if limit is not None and limit < len(rows):

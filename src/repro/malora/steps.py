@@ -4,6 +4,7 @@ each runs one study under a RunRecorder and writes its JSON with the provenance.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 
 from repro.common.io import write_json
@@ -67,52 +68,98 @@ def study_main(step, description: str, argv=None, *, per_seed: bool = True) -> N
     step(section, args.seed[0] if per_seed else args.seed, args.out)
 
 
+def _task(kind: str, name: str, t: dict):
+    """One task of a full-scale job from the rule's resolved paths."""
+    config, weights = sorted(t["adapter"], key=lambda p: not p.endswith(".json"))
+    if kind == "nli":
+        from repro.malora.nli_bench import NliTask
+
+        return NliTask(name=name, adapter_config=config, adapter_weights=weights, data=t["data"])
+    from repro.malora.clip_bench import FullTask
+
+    return FullTask(
+        name=name,
+        adapter_config=config,
+        adapter_weights=weights,
+        calibration=t["calibration"][0],
+        test=tuple(t["test"]),
+        templates=tuple(t["templates"]),
+    )
+
+
 def full_config(files: dict, settings: dict, merge_rules: dict, model_dir: str, device: str):
     """The full-scale job's typed config from the rule's params (paths already resolved)."""
-    from repro.malora.fullscale import FullConfig, FullTask
+    from repro.malora.fullscale import FullConfig
 
-    tasks = []
-    for name, t in files["tasks"].items():
-        config, weights = sorted(t["adapter"], key=lambda p: not p.endswith(".json"))
-        tasks.append(
-            FullTask(
-                name=name,
-                adapter_config=config,
-                adapter_weights=weights,
-                calibration=t["calibration"][0],
-                test=tuple(t["test"]),
-                templates=tuple(t["templates"]),
-            )
-        )
+    kind = files.get("kind", "clip")
     return FullConfig(
         model_dir=model_dir,
-        tasks=tuple(tasks),
+        tasks=tuple(_task(kind, name, t) for name, t in files["tasks"].items()),
         methods=dict(merge_rules["methods"]),
         scale_grid=tuple(merge_rules["scale_grid"]),
         seeds=tuple(settings.get("seeds", (0, 1, 2))),
         calibration_per_task=settings.get("calibration_per_task", 32),
         test_limit=settings.get("test_limit"),
         margin=dict(settings.get("margin", {"stat": "quantile", "q": 0.05})),
-        batch_size=settings.get("batch_size", 256),
+        batch_size=files.get("batch_size", settings.get("batch_size", 256)),
         device=device,
+        dtype=files.get("dtype", "float32"),
     )
+
+
+def local_model_dir(path) -> str:
+    """A model directory that must already be on the node (gated weights such as
+    Llama-3-8B are not fetched by the download rule; compute nodes may be offline)."""
+    from pathlib import Path
+
+    if not Path(path, "config.json").is_file():
+        raise FileNotFoundError(
+            f"{path}: no model here (config.json missing); download the configured "
+            "model's snapshot to this folder first (see config/README.md, papers.malora)"
+        )
+    return str(path)
+
+
+@contextlib.contextmanager
+def _model_dir(files: dict):
+    """The folder from_pretrained reads: the configured local one, or the downloaded model
+    files linked side by side in a temporary folder."""
+    import tempfile
+    from pathlib import Path
+
+    if files.get("model_dir"):
+        yield local_model_dir(files["model_dir"])
+        return
+    with tempfile.TemporaryDirectory() as model_dir:
+        for path in files["model"]:
+            Path(model_dir, Path(path).name).symlink_to(Path(path).resolve())
+        yield model_dir
 
 
 def full_step(files, settings, merge_rules, device, out, *, method=None, individual=None):
     """One full-scale GPU job: the normalisers (``method`` None) or one merge rule."""
-    import tempfile
-    from pathlib import Path
-
     from repro.common.io import read_json
     from repro.malora import fullscale
 
-    with tempfile.TemporaryDirectory() as model_dir:
-        for path in files["model"]:  # from_pretrained wants the model's files side by side
-            Path(model_dir, Path(path).name).symlink_to(Path(path).resolve())
+    with _model_dir(files) as model_dir:
         cfg = full_config(files, settings, merge_rules, model_dir, device)
-        with RunRecorder(config=cfg, device="cpu") as run:
+        if files.get("kind", "clip") == "nli":
+            from repro.malora.nli_bench import NliBench as Bench
+        else:
+            from repro.malora.clip_bench import ClipBench as Bench
+        bench = Bench(cfg)
+        with RunRecorder(config=cfg, device=bench.device) as run:
             if method is None:
-                result = fullscale.run_individual(cfg)
+                result = fullscale.run_individual(bench)
             else:
-                result = fullscale.run_method(cfg, method, read_json(individual))
+                result = fullscale.run_method(bench, method, read_json(individual))
     write_json(out, {**result, "provenance": run.provenance()})
+
+
+def nli_tokenise_step(spec: dict, model_dir: str, out: str) -> None:
+    """One NLI task's downloaded splits → its tokenised calibration pool and test set."""
+    from repro.malora.nli_data import prepare_task
+
+    with RunRecorder(config=spec) as run:
+        doc = prepare_task(spec, local_model_dir(model_dir))
+    write_json(out, {**doc, "provenance": run.provenance()})
