@@ -74,3 +74,49 @@ def test_results_are_typed_claims_and_checks():
     assert {types[k] for k in CLAIMS} == {"claim"}
     assert {types[k] for k in SECTION["checks"]} == {"check"}
     assert all(dataclasses.is_dataclass(c) for c in results.values())
+
+
+FULL = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())["papers"]["malora"]
+FULL_CLAIMS = {
+    k: v for k, v in FULL["claims"].items() if v.get("dataset") in FULL["full_scale"]["backbones"]
+}
+
+
+def _full_summary(gap: float) -> dict:
+    """Full-scale runs (through the real summariser) where MaLoRA is ``gap`` above every
+    other rule in normalised accuracy, over three calibration draws."""
+    import numpy as np
+
+    from repro.malora.evaluate import summarise_full
+
+    rng = np.random.default_rng(0)
+    backbones, methods = list(FULL["full_scale"]["backbones"]), FULL["full_scale"]["methods"]
+    runs = [
+        {
+            "method": m,
+            "tasks": ["a", "b"],
+            "runs": [
+                {
+                    "seed": s,
+                    "normalised_accuracy": 0.9
+                    + gap * (m == "malora")
+                    + 1e-3 * rng.standard_normal(),
+                    "mean_accuracy": 0.8,
+                }
+                for s in (0, 1, 2)
+            ],
+        }
+        for _ in backbones
+        for m in methods
+    ]
+    return {"full": summarise_full(runs, backbones, methods)}
+
+
+@pytest.mark.parametrize("claim_id", sorted(FULL_CLAIMS))
+def test_full_scale_claims_fail_when_malora_loses_and_hold_when_it_matches(claim_id):
+    assert {"c4_nli", "c4_vision_vit_b32", "c4_vision_vit_l14"} <= set(FULL_CLAIMS)
+    judge = {"summary": None, "section": FULL}
+    for gap, verdict in ((-0.05, NOT_REPRODUCED), (0.005, REPRODUCED)):
+        judge["summary"] = _full_summary(gap)
+        result = run_claims({claim_id: FULL_CLAIMS[claim_id]}, KINDS, judge)[0]
+        assert result.verdict == verdict, (gap, result.details)

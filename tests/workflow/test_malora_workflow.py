@@ -1,6 +1,7 @@
 """MaLoRA through snakemake: the config/test.yaml part (numbers in its outputs checked), and
 the full-scale jobs end to end from a local HTTP server serving a tiny CLIP, KnOTS-format
-adapters and parquet image splits."""
+adapters and parquet image splits, and the NLI benchmark's split files and SEQ_CLS adapters
+(beside a tiny local Llama: gated models are read from a local folder)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import shutil
 
 import matplotlib.image as mpimg
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from tests.conftest import ROOT, assert_claims_report_lists, snakemake
 from tests.malora.malora_helpers import tiny_clip_fixture
+from tests.malora.nli_fixture import tiny_nli_fixture
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 
@@ -74,8 +77,9 @@ def test_figures_are_drawn(test_run):
         assert (test_run / "malora" / "figures" / f"{name}.pdf").stat().st_size > 1000
 
 
-def _full_config(tmp_path, fixture, base):
-    """The test config plus a one-backbone full scale whose downloads are the local files."""
+def _full_config(tmp_path, fixture, nli, base):
+    """The test config plus a full scale of one CLIP and one NLI backbone whose downloads are
+    the local files."""
     config = copy.deepcopy(CONFIG)
     config["downloads"] = {}
     files = {"model_files": [], "tasks": {}}
@@ -99,6 +103,29 @@ def _full_config(tmp_path, fixture, base):
             "test": [served(t["test"][0], f"malora_tiny_{task}_test")],
             "templates": t["templates"],
         }
+    nli_tasks = {}
+    for task, t in nli["tasks"].items():
+        nli_tasks[task] = {
+            "adapter": [
+                served(p, f"malora_tiny_nli_{task}_adapter_{j}") for j, p in enumerate(t["adapter"])
+            ],
+            "calibration": [served(t["calibration"][0], f"malora_tiny_nli_{task}_calib")],
+            "columns": t["columns"],
+            "labels": t["labels"],
+        }
+        if "holdout" in t:  # one labelled split: the same download for both
+            nli_tasks[task]["test"] = nli_tasks[task]["calibration"]
+            nli_tasks[task]["holdout"] = t["holdout"]
+        else:
+            nli_tasks[task]["test"] = [served(t["test"][0], f"malora_tiny_nli_{task}_test")]
+    nli_backbone = {
+        "kind": "nli",
+        "model_dir": nli["model_dir"],
+        "max_length": 32,
+        "batch_size": 5,
+        "resources": {"gpu": 0, "mem_mb": 3000, "runtime": 20},
+        "tasks": nli_tasks,
+    }
     for paper in config["papers"].values():  # the other papers stay configured, switched off
         paper["enabled"] = False
     config["papers"]["malora"] = {
@@ -111,7 +138,7 @@ def _full_config(tmp_path, fixture, base):
             "batch_size": 8,
             "methods": ["task_arithmetic", "malora"],
             "resources": {"merge": {"gpu": 0, "mem_mb": 2000, "runtime": 10}},
-            "backbones": {"tiny": files},
+            "backbones": {"tiny": files, "tiny_nli": nli_backbone},
         },
     }
     path = tmp_path / "full.yaml"
@@ -119,10 +146,23 @@ def _full_config(tmp_path, fixture, base):
     return path
 
 
+def _normalised(out, backbone, method, individual):
+    runs = json.loads((out / f"malora/full/{backbone}/{method}.json").read_text())["runs"]
+    return [  # an untrained tiny adapter may have a calibration margin ≤ 0: NaN + reason
+        np.mean(np.array(r["task_accuracy"]) / individual["individual"])
+        if "error" not in r
+        else np.nan
+        for r in runs
+    ]
+
+
 def test_full_scale_jobs_from_a_local_server(tmp_path, http_server):
+    from repro.malora.nli_data import load_tokenizer
+
     root, base = http_server
     fixture = tiny_clip_fixture(tmp_path / "fixture")
-    config = _full_config(root.parent, fixture, base)
+    nli = tiny_nli_fixture(tmp_path / "nli")
+    config = _full_config(root.parent, fixture, nli, base)
     snakemake(
         "--cores",
         "2",
@@ -131,29 +171,44 @@ def test_full_scale_jobs_from_a_local_server(tmp_path, http_server):
         "--replace-workflow-config",
         "results/malora/full/summary.json",
         workdir=tmp_path / "run",
-        timeout=600,
+        timeout=900,
     )
     out = tmp_path / "run" / "results"
-    summary = json.loads((out / "malora/full/summary.json").read_text())["tiny"]
+    summaries = json.loads((out / "malora/full/summary.json").read_text())
+    summary = summaries["tiny"]
     assert summary["seeds"] == [0, 1] and summary["tasks"] == list(fixture["tasks"])
     individual = json.loads((out / "malora/full/tiny/individual.json").read_text())
     for method in ("task_arithmetic", "malora"):
-        runs = json.loads((out / f"malora/full/tiny/{method}.json").read_text())["runs"]
-        ratio = [  # an untrained tiny adapter may have a calibration margin ≤ 0: NaN + reason
-            np.mean(np.array(r["task_accuracy"]) / individual["individual"])
-            if "error" not in r
-            else np.nan
-            for r in runs
-        ]
         assert summary["methods"][method]["normalised_accuracy"]["per_seed"] == (
-            pytest.approx(ratio, nan_ok=True)
+            pytest.approx(_normalised(out, "tiny", method, individual), nan_ok=True)
         )
-    assert all(
-        "error" not in r
-        for r in json.loads((out / "malora/full/tiny/task_arithmetic.json").read_text())["runs"]
-    )
+    assert not np.isnan(_normalised(out, "tiny", "task_arithmetic", individual)).any()
     diff = summary["paired_vs_malora"]["task_arithmetic"]["normalised_accuracy"]
     assert diff["n"] == 2
+    # the NLI backbone: downloaded splits → tokenised tasks → the same merge jobs and summary
+    tokenizer = load_tokenizer(nli["model_dir"])
+    three = json.loads((out / "malora/full/tiny_nli/data/three.json").read_text())
+    frame = pd.read_parquet(nli["tasks"]["three"]["test"][0])
+    frame = frame[frame.label >= 0]
+    expected = tokenizer(frame.premise.tolist(), frame.hypothesis.tolist())["input_ids"]
+    assert (
+        three["test"]["input_ids"] == expected and three["test"]["labels"] == frame.label.tolist()
+    )
+    binary = json.loads((out / "malora/full/tiny_nli/data/binary.json").read_text())
+    assert binary["classes"] == [0, 2] and len(binary["calibration"]["labels"]) == 12
+    nli_summary = summaries["tiny_nli"]
+    individual = json.loads((out / "malora/full/tiny_nli/individual.json").read_text())
+    assert nli_summary["tasks"] == individual["tasks"] == ["binary", "three"]  # sorted YAML
+    for method in ("task_arithmetic", "malora"):
+        values = _normalised(out, "tiny_nli", method, individual)
+        assert not np.isnan(values).any()
+        assert nli_summary["methods"][method]["normalised_accuracy"]["per_seed"] == (
+            pytest.approx(values)
+        )
+    diff = nli_summary["paired_vs_malora"]["task_arithmetic"]["normalised_accuracy"]
+    malora = nli_summary["methods"]["malora"]["normalised_accuracy"]["per_seed"]
+    ta = nli_summary["methods"]["task_arithmetic"]["normalised_accuracy"]["per_seed"]
+    assert diff["mean"] == pytest.approx(np.mean(np.array(malora) - ta)) and diff["n"] == 2
 
 
 def test_full_config_builds_its_dag(tmp_path):
@@ -173,3 +228,5 @@ def test_full_config_builds_its_dag(tmp_path):
     counts = {row[0]: int(row[1]) for row in jobs if len(row) == 2 and row[1].isdigit()}
     assert counts["malora_full_merge"] == merges
     assert counts["malora_full_individual"] == len(full["full_scale"]["backbones"])
+    nli = [b for b in full["full_scale"]["backbones"].values() if b.get("kind") == "nli"]
+    assert counts["malora_full_tokenise"] == sum(len(b["tasks"]) for b in nli) == 6

@@ -49,6 +49,11 @@ class NliBench(DeltaBench):
         self.heads = [h.to(device, model.score.weight.dtype) for h in heads]
         self.docs = [read_json(t.data) for t in cfg.tasks]
         self.classes = [np.asarray(d["classes"]) for d in self.docs]
+        for task, classes in zip(cfg.tasks, self.classes, strict=True):
+            if classes.max() >= shape[0]:
+                raise ValueError(
+                    f"{task.name}: classes {classes.tolist()} exceed the {shape[0]}-way head"
+                )
 
     @torch.no_grad()
     def logits(self, task: int, input_ids) -> torch.Tensor:
