@@ -45,7 +45,9 @@ rule plsa_prepare:
     conda:
         "../envs/plsa.yaml"
     params:
-        spec=lambda wildcards: plsa_dataset(wildcards.dataset),
+        spec=lambda wildcards: {
+            k: v for k, v in plsa_dataset(wildcards.dataset).items() if k != "methods"
+        },
         seeds=lookup(dpath="papers/plsa/end_to_end/seeds", within=config),
     script:
         "../scripts/plsa_prepare.py"
@@ -88,7 +90,7 @@ rule plsa_evaluate:
     conda:
         "../envs/plsa.yaml"
     params:
-        methods=plsa_methods(),
+        methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
     script:
         "../scripts/plsa_evaluate.py"
 

@@ -16,13 +16,22 @@ def plsa_methods():
 PLSA_WILDCARDS = dict(dataset=one_of(plsa_datasets()), method=one_of(plsa_methods()))
 
 
-def plsa_runs(wildcards):
-    """One file per method, in the order of plsa_methods (the script zips them)."""
-    return [f"results/plsa/runs/{wildcards.dataset}/{m}.json" for m in plsa_methods()]
-
-
 def plsa_dataset(name):
     return plsa_config()["end_to_end"]["datasets"][name]
+
+
+def plsa_dataset_methods(name):
+    """The methods trained on one data set: its own `methods`, else all, in config order."""
+    chosen = plsa_dataset(name).get("methods", plsa_methods())
+    return [m for m in plsa_methods() if m in chosen]
+
+
+def plsa_runs(wildcards):
+    """One file per method of the data set, in plsa_dataset_methods order (the script zips)."""
+    return [
+        f"results/plsa/runs/{wildcards.dataset}/{m}.json"
+        for m in plsa_dataset_methods(wildcards.dataset)
+    ]
 
 
 def plsa_raw_inputs(wildcards):

@@ -43,3 +43,20 @@ def test_shipped_configs_pass_and_a_wrong_name_is_caught(name):
     claim["baselines"] = [*claim["baselines"], "dann"]
     with pytest.raises(ConfigError, match="papers.plsa.claims"):
         configcheck.check(bad)
+
+
+def test_a_data_set_trains_a_subset_and_its_claims_use_only_that():
+    config = _config("config.yaml")
+    section = config["papers"]["plsa"]
+    css = section["end_to_end"]["datasets"]["csbm_css"]
+    assert "pa_hard" not in css["methods"] and set(css["methods"]) <= set(
+        section["end_to_end"]["methods"]
+    )
+    bad = copy.deepcopy(config)
+    bad["papers"]["plsa"]["claims"]["plsa_improves_over_erm_css"]["baselines"] = ["pa_features"]
+    with pytest.raises(ConfigError, match="plsa_improves_over_erm_css.baselines: 'pa_features'"):
+        configcheck.check(bad)
+    bad = copy.deepcopy(config)
+    bad["papers"]["plsa"]["end_to_end"]["datasets"]["csbm_css"]["methods"].append("dann")
+    with pytest.raises(ConfigError, match="datasets.csbm_css.methods: 'dann'"):
+        configcheck.check(bad)

@@ -44,14 +44,24 @@ def check(config: dict[str, Any]) -> None:
                 f"papers.plsa.figures.table_metrics: {metric!r} is not one of {list(METRICS)}"
             )
     methods = plsa["end_to_end"]["methods"]
+    datasets = plsa["end_to_end"]["datasets"]
+    for name, spec in datasets.items():
+        for method in spec.get("methods", []):
+            if method not in methods:
+                raise ConfigError(
+                    f"papers.plsa.end_to_end.datasets.{name}.methods: {method!r} is not in "
+                    "papers.plsa.end_to_end.methods"
+                )
+
+    def trained_on(spec):  # a comparison's methods must be trained on its data set
+        dataset = datasets.get(spec.get("dataset"), {})
+        chosen = dataset.get("methods", methods)
+        return {"method": chosen, "baselines": chosen} if "dataset" in spec else {}
+
     check_claim_specs(
         "plsa",
         plsa,
         claim_kinds(KINDS),
-        {
-            "dataset": plsa["end_to_end"]["datasets"],
-            "method": methods,
-            "baselines": methods,
-            "metric": METRICS,
-        },
+        {"dataset": datasets, "method": methods, "baselines": methods, "metric": METRICS},
+        references_of=trained_on,
     )

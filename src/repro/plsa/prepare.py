@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     args = cli.start(p.parse_args(argv))
     section = cli.plsa_section(args.config)
     spec = dict(section["end_to_end"]["datasets"][args.dataset])
+    spec.pop("methods", None)  # which methods train on it: not a property of the data
     seeds = tuple(section["end_to_end"].get("seeds", (0, 1, 2)))
     if "source" in spec:
         if not (args.source and args.target):
