@@ -159,7 +159,7 @@ rule malora_full_individual:
     params:
         files=lambda wildcards: malora_full_files(wildcards.backbone),
         settings=malora_full_settings,
-        merge_rules=lookup(dpath="papers/malora/merge_rules", within=config),
+        merge_rules=lookup(dpath="papers/malora/merge_rules", within=config, default={}),
         device=config["device"],
     script:
         "../scripts/malora_full.py"

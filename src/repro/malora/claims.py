@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from collections.abc import Mapping
 
 import numpy as np
 
 from repro.common.claims import (
     NOT_REPRODUCED,
-    REPRODUCED,
     Claim,
+    all_hold,
     check_spec,
     paired_claim,
     run_claims,
@@ -27,21 +26,6 @@ from repro.common.io import read_json, write_json
 
 def _by_seed(seeds, values) -> dict:
     return {int(s): (None if v is None else float(v)) for s, v in zip(seeds, values, strict=True)}
-
-
-def _all_of(claim_id: str, spec: Mapping, parts: list[tuple[str, Claim]]) -> Claim:
-    """One claim from several: held iff every part held; measured = the worst part's."""
-
-    def badness(part):  # failed before held; then the lowest interval end
-        claim = part[1]
-        held = claim.verdict == REPRODUCED
-        low = claim.interval[0] if claim.interval else (np.inf if held else -np.inf)
-        return (held, np.nan_to_num(low, nan=-np.inf))
-
-    worst = min(parts, key=badness)[1]
-    verdict = REPRODUCED if all(c.verdict == REPRODUCED for _, c in parts) else NOT_REPRODUCED
-    details = "; ".join(f"{label}: {c.verdict} ({c.details})" for label, c in parts)
-    return dataclasses.replace(worst, id=claim_id, verdict=verdict, details=details)
 
 
 def _sweep_block(summary, overlap) -> dict:
@@ -96,7 +80,7 @@ def alignment_peak(claim_id, spec, inputs) -> Claim:
     worst = min(peaks, key=peaks.get)
     level = check_spec(claim_id, spec, peaks[worst], f"peak cosines {peaks}")
     return dataclasses.replace(
-        _all_of(claim_id, spec, [("peak level", level), *parts]),
+        all_hold(claim_id, [("peak level", level), *parts]),
         criterion=level.criterion,
         measured=peaks[worst],
         interval=None,
@@ -135,7 +119,7 @@ def tradeoff(claim_id, spec, inputs) -> Claim:
             (f"ε={overlap:g} retention cost", pre),
             (f"ε={overlap:g} pre-training > 0", positive),
         ]
-    return _all_of(claim_id, spec, parts)
+    return all_hold(claim_id, parts)
 
 
 def closed_form(claim_id, spec, inputs) -> Claim:
@@ -191,7 +175,7 @@ def near_optimal(claim_id, spec, inputs) -> Claim:
             f"ratio to the oracle per seed {np.round(ratio, 3).tolist()}",
         )
         parts.append((f"ε={overlap:g}", claim))
-    return _all_of(claim_id, spec, parts)
+    return all_hold(claim_id, parts)
 
 
 def paired_comparison(claim_id, spec, inputs) -> Claim:
@@ -212,7 +196,7 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
         for baseline in spec["baselines"]:
             theirs = _by_seed(seeds, block["methods"][baseline][metric]["per_seed"])
             parts.append((f"{label} vs {baseline}", paired_claim(claim_id, spec, ours, theirs)))
-    return _all_of(claim_id, spec, parts)
+    return all_hold(claim_id, parts)
 
 
 # --- checks: properties that hold by construction unless there is a bug --------------------
