@@ -264,7 +264,8 @@ def test_rdatasets_missing_categorical_stays_missing(tmp_path):
 
 def test_prepare_real_data_clips_test_times_like_the_official_code(tmp_path):
     """Test times are clipped to the largest training/validation time; the prediction grid
-    runs from 0 to that time, so it covers every test time and the "full" horizon."""
+    is 0, then the smallest to the largest time, so it covers every test time and the
+    "full" horizon, and no test event is read at t = 0."""
     from repro.qsurv.prepare import PrepareConfig, prepare
 
     cfg = PrepareConfig(dataset="gbsg2", source="bundled", seeds=(0, 1, 2, 3))
@@ -276,5 +277,10 @@ def test_prepare_real_data_clips_test_times_like_the_official_code(tmp_path):
         original = raw[data["index_test"][i]]
         np.testing.assert_array_equal(data["t_test"][i], np.minimum(original, seen))
         clipped += int((original > seen).sum())
-        assert data["metric_grid"][i][0] == 0 and data["metric_grid"][i][-1] == seen
+        grid = data["metric_grid"][i]
+        assert grid[0] == 0 and grid[-1] == seen and len(grid) == cfg.prediction_grid_points
+        # every test event is read after t = 0 (where S = 1 for all): no forced ties
+        assert grid[1] == min(data[f"t_{part}"][i].min() for part in ("train", "val", "test"))
+        assert grid[1] <= data["t_test"][i][data["e_test"][i] == 1].min()
+        assert np.all(np.diff(grid) > 0)
     assert clipped > 0  # some seed's test set does reach past its training data

@@ -3,8 +3,8 @@
 The output .npz stacks each array over seeds (leading axis), so training and evaluation
 read one file per data set. Synthetic scenarios also store the analytic truth (H and h) on
 the truth grid. On real data the test times are clipped to the largest training or
-validation time, as the official code does, and every model predicts S on one grid from 0
-to the largest time of any split.
+validation time, as the official code does, and every model predicts S on one grid: 0, then
+the smallest to the largest time of any split.
 """
 
 from __future__ import annotations
@@ -34,6 +34,14 @@ class PrepareConfig:
     prediction_grid_points: int = 200  # grid on which every model predicts S(t | x)
     truth_grid_points: int = 50
     truth_quantile: float = 0.9
+
+
+def prediction_grid(arrays: dict[str, np.ndarray], points: int) -> np.ndarray:
+    """0, then ``points - 1`` equal steps from the smallest duration of any split to the
+    largest. Curves are read on it as right-continuous steps; S(0) = 1 for every model, so an
+    event before the grid's second point would be compared at t = 0, where every subject ties."""
+    times = np.concatenate([arrays[f"t_{part}"] for part in ("train", "val", "test")])
+    return np.concatenate([[0.0], np.linspace(times.min(), times.max(), points - 1)])
 
 
 def _synthetic_frame(cfg: PrepareConfig, seed: int):
@@ -66,9 +74,7 @@ def prepare(cfg: PrepareConfig, output: str, raw_file: str | None = None) -> dic
         if scenario is None:
             arrays["t_test"] = np.minimum(arrays["t_test"], t_seen)
         t_test = arrays["t_test"]
-        arrays["metric_grid"] = np.linspace(
-            0.0, max(t_seen, t_test.max()), cfg.prediction_grid_points
-        )
+        arrays["metric_grid"] = prediction_grid(arrays, cfg.prediction_grid_points)
         arrays["truth_grid"] = np.linspace(
             arrays["t_train"].min(), np.quantile(t_test, cfg.truth_quantile), cfg.truth_grid_points
         )
