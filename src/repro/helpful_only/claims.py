@@ -16,7 +16,6 @@ Kinds (``papers.helpful_only.claims.<id>.kind``), all reading per-seed values of
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 
@@ -132,16 +131,14 @@ def check_claims(claims: dict, checks: dict, summary: dict, out_path, full=None)
 
 
 def main(argv=None) -> None:
-    import yaml
+    from repro.common.cli import paper_section, step_parser
 
-    parser = argparse.ArgumentParser(description="Judge helpful-only's claims on a summary.")
+    parser = step_parser("Judge helpful-only's claims on a summary.", paper="helpful_only")
     parser.add_argument("summary", help="results/helpful_only/metrics/summary.json")
-    parser.add_argument("--config", required=True, help="a workflow config (YAML)")
     parser.add_argument("--out", required=True, help="claims JSON to write")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    with open(args.config) as handle:
-        section = yaml.safe_load(handle)["papers"]["helpful_only"]
+    section = paper_section(args.config, "helpful_only")
     check_claims(
         section.get("claims", {}), section.get("checks", {}), read_json(args.summary), args.out
     )

@@ -98,12 +98,9 @@ def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
 
 
 def main(argv=None) -> None:
-    import argparse
+    from repro.common.cli import paper_section, step_parser
 
-    import yaml
-
-    parser = argparse.ArgumentParser(description="Run one full-scale helpful-only step.")
-    parser.add_argument("--config", required=True, help="a workflow config with full_scale (YAML)")
+    parser = step_parser("Run one full-scale helpful-only step.", paper="helpful_only")
     parser.add_argument("--device", default="cuda")
     steps = parser.add_subparsers(dest="step", required=True)
     train = steps.add_parser("train", help="one recipe with LoRA -> an adapter folder")
@@ -123,8 +120,7 @@ def main(argv=None) -> None:
     judge.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    with open(args.config) as handle:
-        section = yaml.safe_load(handle)["papers"]["helpful_only"]
+    section = paper_section(args.config, "helpful_only")
     full = section["full_scale"]
     if args.step == "train":
         recipe = section["recipes"][args.recipe]

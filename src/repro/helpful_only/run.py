@@ -8,7 +8,6 @@ pair by seed.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 import os
@@ -170,12 +169,10 @@ def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
 
 
 def main(argv=None) -> None:
-    import yaml
-
+    from repro.common.cli import paper_section, step_parser
     from repro.common.device import select_device
 
-    parser = argparse.ArgumentParser(description="Pretrain and train every recipe of one seed.")
-    parser.add_argument("--config", required=True, help="a workflow config (YAML)")
+    parser = step_parser("Pretrain and train every recipe of one seed.", paper="helpful_only")
     parser.add_argument("--prior", required=True, choices=("correlated", "decorrelated"))
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--models", required=True, help="folder for the saved models")
@@ -183,8 +180,7 @@ def main(argv=None) -> None:
     parser.add_argument("--device", default="auto")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    with open(args.config) as handle:
-        section = yaml.safe_load(handle)["papers"]["helpful_only"]
+    section = paper_section(args.config, "helpful_only")
     device = str(select_device(args.device))
     run_seed(
         RunConfig.from_section(section, args.prior, args.seed, device=device), args.models, args.out

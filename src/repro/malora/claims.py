@@ -8,7 +8,6 @@ least favourable setting's.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import numpy as np
@@ -267,14 +266,13 @@ def check_claims(claims: dict, checks: dict, section: dict, summary: dict, out: 
 
 
 def main(argv=None) -> None:
-    from repro.malora.steps import section_from
+    from repro.common.cli import paper_section, step_parser
 
-    parser = argparse.ArgumentParser(description="Judge MaLoRA's claims and checks.")
-    parser.add_argument("--config", required=True, help="workflow config YAML (papers.malora)")
+    parser = step_parser("Judge MaLoRA's claims and checks.", paper="malora")
     parser.add_argument("--summary", required=True)
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
-    section = section_from(args.config)
+    section = paper_section(args.config, "malora")
     check_claims(
         section.get("claims", {}),
         section.get("checks", {}),

@@ -3,10 +3,10 @@ each runs one study under a RunRecorder and writes its JSON with the provenance.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
 
+from repro.common.cli import paper_section, step_parser
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
@@ -49,22 +49,13 @@ def digits_step(section: dict, seeds, out: str, *, threads: int = 1) -> None:
     write_json(out, {"seeds": results, "provenance": run.provenance()})
 
 
-def section_from(path: str) -> dict:
-    """papers.malora of a workflow config file (YAML)."""
-    import yaml
-
-    with open(path) as handle:
-        return yaml.safe_load(handle)["papers"]["malora"]
-
-
 def study_main(step, description: str, argv=None, *, per_seed: bool = True) -> None:
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config", required=True, help="workflow config YAML (papers.malora)")
+    parser = step_parser(description, paper="malora")
     parser.add_argument("--seed", type=int, nargs="+", required=True)
     parser.add_argument("--out", required=True, help="JSON to write")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    section = section_from(args.config)
+    section = paper_section(args.config, "malora")
     step(section, args.seed[0] if per_seed else args.seed, args.out)
 
 

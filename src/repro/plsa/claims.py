@@ -28,8 +28,8 @@ from repro.common.claims import (
     not_tested,
     run_claims,
 )
+from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import read_json, write_json
-from repro.plsa import cli
 
 
 def _at_size(rate: dict, choose):
@@ -158,13 +158,14 @@ KINDS = {
 
 def main(argv: list[str] | None = None) -> int:
     """Judge the config's PLSA claims and checks on the studies and metrics (rule plsa_claims)."""
-    p = cli.parser(main.__doc__)
+    p = step_parser(main.__doc__, paper="plsa")
     p.add_argument("--rate", required=True, help="estimator_rate.json")
     p.add_argument("--shift", required=True, help="estimator_shift.json")
     p.add_argument("output", help="the claims .json to write")
     p.add_argument("metrics", nargs="*", metavar="DATASET=METRICS", help="data set=metrics .json")
-    args = cli.start(p.parse_args(argv))
-    section = cli.plsa_section(args.config)
+    args = p.parse_args(argv)
+    log_to_stderr()
+    section = paper_section(args.config, "plsa")
     metrics = dict(item.split("=", 1) for item in args.metrics)
     studies = {"rate": args.rate, "shift": args.shift}
     check_claims(section.get("claims", {}), studies, metrics, args.output, section.get("checks"))

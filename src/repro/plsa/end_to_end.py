@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 
+from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.device import select_device
 from repro.common.io import read_json, read_npz, write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
 from repro.common.summary import mean_std
-from repro.plsa import cli
 from repro.plsa.prepare import load_pair
 from repro.plsa.train import ECE_KEYS, TrainConfig, run
 
@@ -92,7 +92,7 @@ def aggregate(dataset: str, run_paths: dict[str, str], output: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """Train one method on every seed of a prepared data set (rule plsa_train), or gather
     the methods' runs of one data set into its metrics (rule plsa_evaluate)."""
-    p = cli.parser(main.__doc__)
+    p = step_parser(main.__doc__, paper="plsa", required=False)
     steps = p.add_subparsers(dest="step", required=True)
     train = steps.add_parser("train", help="one method, every seed")
     train.add_argument("method")
@@ -103,9 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     evaluate.add_argument("dataset")
     evaluate.add_argument("output", help="the metrics .json to write")
     evaluate.add_argument("runs", nargs="+", metavar="METHOD=RUN", help="method=run .json")
-    args = cli.start(p.parse_args(argv))
+    args = p.parse_args(argv)
+    log_to_stderr()
     if args.step == "train":
-        training = dict(cli.plsa_section(args.config)["end_to_end"].get("training", {}))
+        training = dict(paper_section(args.config, "plsa")["end_to_end"].get("training", {}))
         train_method(args.method, training, args.data, args.output, device=args.device)
     else:
         aggregate(args.dataset, dict(run.split("=", 1) for run in args.runs), args.output)

@@ -8,9 +8,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from repro.common import plotting
+from repro.common.cli import log_to_stderr, step_parser
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
-from repro.plsa import cli
 
 LABELS = {
     "hard_label": "hard labels (StruRW)",
@@ -149,13 +149,14 @@ FIGURES = ("error_vs_edges", "runtime_vs_edges", "error_vs_shift", "accuracy_tab
 
 def main(argv: list[str] | None = None) -> int:
     """Draw one PLSA figure from metrics JSON (rules plsa_figure_*)."""
-    p = cli.parser(main.__doc__)
+    p = step_parser(main.__doc__, paper="plsa", required=False)
     p.add_argument("figure", choices=FIGURES)
     p.add_argument("png")
     p.add_argument("pdf")
     p.add_argument("metrics", nargs="+", help="a study's .json, or the data sets' metrics")
     p.add_argument("--table-metrics", nargs="+", default=["target_accuracy", "pi_l1_error"])
-    args = cli.start(p.parse_args(argv))
+    args = p.parse_args(argv)
+    log_to_stderr()
     documents = [read_json(path) for path in args.metrics]
     if args.figure == "accuracy_table":
         accuracy_table(documents, args.table_metrics, args.png, args.pdf)

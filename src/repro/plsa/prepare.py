@@ -14,8 +14,8 @@ import logging
 
 import numpy as np
 
+from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import read_npz, write_npz
-from repro.plsa import cli
 from repro.plsa.csbm import Graph, sample_csbm, shift_setting
 from repro.plsa.datasets import load_pyg_graph_file
 
@@ -99,13 +99,14 @@ def load_pair(path: str, seed: int) -> tuple[Graph, Graph]:
 
 def main(argv: list[str] | None = None) -> int:
     """Prepare one end-to-end data set of the config (rule plsa_prepare)."""
-    p = cli.parser(main.__doc__)
+    p = step_parser(main.__doc__, paper="plsa")
     p.add_argument("dataset", help="a name under papers.plsa.end_to_end.datasets")
     p.add_argument("output", help="the .npz to write")
     p.add_argument("--source", help="the source graph file of a real pair")
     p.add_argument("--target", help="the target graph file of a real pair")
-    args = cli.start(p.parse_args(argv))
-    section = cli.plsa_section(args.config)
+    args = p.parse_args(argv)
+    log_to_stderr()
+    section = paper_section(args.config, "plsa")
     spec = dict(section["end_to_end"]["datasets"][args.dataset])
     spec.pop("methods", None)  # which methods train on it: not a property of the data
     seeds = tuple(section["end_to_end"].get("seeds", (0, 1, 2)))

@@ -16,9 +16,10 @@ import time
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
-from repro.plsa import calibration, cli, em, estimators
+from repro.plsa import calibration, em, estimators
 from repro.plsa.csbm import pair_distribution, sample_csbm, shift_setting
 
 log = logging.getLogger(__name__)
@@ -163,11 +164,12 @@ def _slopes(rows: list[dict]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one estimator study of the config (rules plsa_estimator_study, plsa_shift_study)."""
-    p = cli.parser(main.__doc__)
+    p = step_parser(main.__doc__, paper="plsa")
     p.add_argument("study", choices=("estimator_study", "shift_study"))
     p.add_argument("output", help="the metrics .json to write")
-    args = cli.start(p.parse_args(argv))
-    spec = cli.plsa_section(args.config).get(args.study, {})
+    args = p.parse_args(argv)
+    log_to_stderr()
+    spec = paper_section(args.config, "plsa").get(args.study, {})
     cfg = EstimatorStudyConfig(
         **{k: tuple(v) if isinstance(v, list) else v for k, v in spec.items()}
     )

@@ -252,6 +252,7 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
 
 def main(argv: list[str] | None = None) -> int:
     """Debugging entry point: one method on one freshly sampled CSBM pair, result as JSON."""
+    from repro.common.cli import log_to_stderr
     from repro.common.io import to_jsonable
     from repro.plsa.csbm import sample_csbm, shift_setting
 
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--label-estimator", choices=("bbse", "mlls"), default="bbse")
     p.add_argument("--device", default="cpu")
     args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    log_to_stderr()
     set_threads(1)
     rng = np.random.default_rng(args.seed)  # the same draw order as prepare.prepare_csbm
     specs = shift_setting(args.shift, n=args.n, sigma=args.sigma)

@@ -10,7 +10,6 @@ are the flat keys of the metrics documents: ``<domain>/<accuracy|epe|absrel>`` a
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 from collections.abc import Mapping
 
@@ -156,17 +155,15 @@ def check_claims(
 
 
 def main(argv: list[str] | None = None) -> None:
-    import yaml
+    from repro.common.cli import paper_section, step_parser
 
-    p = argparse.ArgumentParser(description="Judge 3R-Adapter's claims and checks.")
-    p.add_argument("--config", required=True, help="workflow config YAML (papers.r3_adapter)")
+    p = step_parser("Judge 3R-Adapter's claims and checks.", paper="r3_adapter")
     p.add_argument("--metrics", nargs="+", required=True, help="metrics/<method>.json")
     p.add_argument("--runs", nargs="+", required=True, help="runs/<method>.json")
     p.add_argument("--full", nargs="*", default=[], help="full/metrics/<b>/<d>/<m>.json")
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
-    with open(args.config) as handle:
-        section = yaml.safe_load(handle)["papers"]["r3_adapter"]
+    section = paper_section(args.config, "r3_adapter")
     metrics = {d["method"]: d for d in map(read_json, args.metrics)}
     runs = {d["method"]: d for d in map(read_json, args.runs)}
     full = full_documents(map(read_json, args.full))

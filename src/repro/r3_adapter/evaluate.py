@@ -167,10 +167,14 @@ def _example(examples: dict, tests: dict[str, Observed]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from repro.common.cli import paper_section, step_parser
     from repro.r3_adapter.names import domain_name
-    from repro.r3_adapter.steps import config_parser, scene_and_model, section
+    from repro.r3_adapter.steps import scene_and_model
 
-    p = config_parser("Evaluate one adapted method on every seed and test domain.")
+    p = step_parser(
+        "Evaluate one adapted method on every seed and test domain.", paper="r3_adapter"
+    )
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     p.add_argument("method", help="a name under papers.r3_adapter.methods")
     p.add_argument("backbone", help="the pretrained state dict (.pt)")
     p.add_argument("states", help="the method's trainable states per seed (.pt)")
@@ -179,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("data", nargs="+", help="results/r3_adapter/data/seed<s>.npz, seed order")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    sec = section(args.config)
+    sec = paper_section(args.config, "r3_adapter")
     _, model_cfg, grid = scene_and_model(sec)
     evaluate_method(
         args.method,

@@ -144,11 +144,12 @@ def summarise(backbone: str, dataset: str, method: str, runs: list[dict], out: s
 
 def main(argv: list[str] | None = None) -> None:
     """The full-scale steps from the command line: code, pairs, run, summary."""
+    from repro.common.cli import paper_section, step_parser
     from repro.r3_adapter.backbones import unpack_code
     from repro.r3_adapter.datasets import write_pairs
-    from repro.r3_adapter.steps import config_parser, section
 
-    p = config_parser("3R-Adapter full-scale steps (see rules/r3_adapter.smk).")
+    p = step_parser("3R-Adapter full-scale steps (see rules/r3_adapter.smk).", paper="r3_adapter")
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     sub = p.add_subparsers(dest="step", required=True)
     code = sub.add_parser("code", help="unpack a backbone's code archive (+ submodules)")
     code.add_argument("archive")
@@ -174,14 +175,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.step == "code":
         unpack_code(args.archive, args.dest, dict(args.submodule))
         return
-    full = section(args.config).get("full_scale", {})
+    full = paper_section(args.config, "r3_adapter").get("full_scale", {})
     if args.step == "pairs":
         resolution = full["backbones"][args.backbone]["resolution"]
         write_pairs(
             args.dataset, full["datasets"][args.dataset], args.archives, resolution, args.out
         )
     elif args.step == "run":
-        sec = section(args.config)
+        sec = paper_section(args.config, "r3_adapter")
         run_seed(
             args.backbone,
             sec["methods"][args.method],

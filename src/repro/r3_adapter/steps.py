@@ -3,22 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
-
-import yaml
-
-
-def section(config_path: str) -> dict:
-    with open(config_path) as handle:
-        return yaml.safe_load(handle)["papers"]["r3_adapter"]
-
-
-def config_parser(description: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--config", required=True, help="workflow config YAML (papers.r3_adapter)")
-    parser.add_argument("--device", default="auto", help="auto | cpu | cuda")
-    return parser
-
 
 def scene_and_model(sec: dict):
     """The scene generator's config, the model's, and the patch grid."""

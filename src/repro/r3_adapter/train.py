@@ -170,11 +170,14 @@ def identity_gap(adapted: Adapted, model_cfg: ModelConfig, backbone: dict, data:
 
 
 def main(argv: list[str] | None = None) -> None:
-    from repro.r3_adapter.steps import config_parser, scene_and_model, section
+    from repro.common.cli import paper_section, step_parser
+    from repro.r3_adapter.steps import scene_and_model
 
-    p = config_parser(
-        "Adapt one method on every seed's few-shot set (rate searched on the first seed)."
+    p = step_parser(
+        "Adapt one method on every seed's few-shot set (rate searched on the first seed).",
+        paper="r3_adapter",
     )
+    p.add_argument("--device", default="auto", help="auto | cpu | cuda")
     p.add_argument("method", help="a name under papers.r3_adapter.methods")
     p.add_argument("backbone", help="the pretrained state dict (.pt)")
     p.add_argument("states", help="output: trainable states per seed (.pt)")
@@ -182,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("data", nargs="+", help="results/r3_adapter/data/seed<s>.npz, seed order")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    sec = section(args.config)
+    sec = paper_section(args.config, "r3_adapter")
     _, model_cfg, grid = scene_and_model(sec)
     train_method(
         args.method,

@@ -241,13 +241,14 @@ def check_claims(
 
 
 def main(argv: list[str] | None = None) -> None:
-    from repro.sbd import cli
+    from repro.common.cli import log_to_stderr, paper_section, step_parser
 
-    p = cli.parser("Judge SBD's claims and checks on a run's metrics.")
+    p = step_parser("Judge SBD's claims and checks on a run's metrics.", paper="sbd")
     p.add_argument("--results", default="results/sbd", help="the run's results/sbd folder")
     p.add_argument("--output", default="claims.json")
     a = p.parse_args(argv)
-    sbd, metrics = cli.section(a), Path(a.results) / "metrics"
+    log_to_stderr()
+    sbd, metrics = paper_section(a.config, "sbd"), Path(a.results) / "metrics"
 
     def study(name):
         return [metrics / name / f"{m}.json" for m in sbd.get(name, {}).get("methods", [])]

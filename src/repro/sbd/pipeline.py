@@ -11,11 +11,12 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.device import select_device
 from repro.common.io import read_json, read_npz, write_json, write_npz
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
-from repro.sbd import cli, graphs
+from repro.sbd import graphs
 from repro.sbd.baselines import svd_at_budget
 from repro.sbd.factors import Decomposition
 from repro.sbd.greedy import GreedyConfig, decompose
@@ -148,7 +149,9 @@ def evaluate(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = cli.parser("Prepare a graph, decompose it with one method, or evaluate every method.")
+    p = step_parser(
+        "Prepare a graph, decompose it with one method, or evaluate every method.", paper="sbd"
+    )
     steps = p.add_subparsers(dest="step", required=True)
     prep = steps.add_parser("prepare", help="a data set's matrix (and planted truth)")
     prep.add_argument("dataset")
@@ -167,7 +170,8 @@ def main(argv: list[str] | None = None) -> None:
     ev.add_argument("--device", default="auto")
     ev.add_argument("--threads", type=int, default=1)
     a = p.parse_args(argv)
-    sbd = cli.section(a)
+    log_to_stderr()
+    sbd = paper_section(a.config, "sbd")
     if a.step == "prepare":
         prepare(a.dataset, sbd["datasets"][a.dataset], a.output, a.raw)
     elif a.step == "decompose":

@@ -8,9 +8,9 @@ import itertools
 import logging
 import time
 
+from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
-from repro.sbd import cli
 from repro.sbd.greedy import GreedyConfig, decompose
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.recovery import recovery_metrics
@@ -95,12 +95,13 @@ def scaling_study(cfg: dict, methods: dict, greedy: dict, output) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = cli.parser("Run one of SBD's studies (all its methods, or one of them).")
+    p = step_parser("Run one of SBD's studies (all its methods, or one of them).", paper="sbd")
     p.add_argument("study", choices=["noise_study", "sign_study", "scaling_study"])
     p.add_argument("output", help=".json out")
     p.add_argument("--method", help="only this method (the workflow runs one job per method)")
     a = p.parse_args(argv)
-    sbd = cli.section(a)
+    log_to_stderr()
+    sbd = paper_section(a.config, "sbd")
     cfg = dict(sbd[a.study])
     greedy = {**sbd.get("greedy", {}), **cfg.pop("greedy", {})}
     if a.method:

@@ -12,7 +12,6 @@ Kinds: ``attention_vs_nulls`` (C1: trained − null per seed, layer means), ``pr
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import numpy as np
@@ -221,16 +220,14 @@ def check_claims(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Judge the configured claims on summary metrics.")
-    p.add_argument("config", help="the workflow config (YAML) with papers.st_reliability")
+    from repro.common.cli import paper_section, step_parser
+
+    p = step_parser("Judge the configured claims on summary metrics.", paper="st_reliability")
     p.add_argument("out")
     p.add_argument("--metrics", nargs="+", metavar="DATASET=JSON", required=True)
     p.add_argument("--prepared", nargs="+", metavar="DATASET=JSON", required=True)
     a = p.parse_args(argv)
-    import yaml
-
-    with open(a.config) as handle:
-        section = yaml.safe_load(handle)["papers"]["st_reliability"]
+    section = paper_section(a.config, "st_reliability")
     metrics, prepared = (_named_jsons(items) for items in (a.metrics, a.prepared))
     check_claims(section.get("claims", {}), section.get("checks", {}), metrics, prepared, a.out)
 
