@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,16 @@ def test_run(tmp_path_factory, test_config) -> Path:
     return workdir / "results"
 
 
+def set_dotted(config: dict, path: str, value) -> dict:
+    """Set ``config["a"]["b"]["c"] = value`` for the path "a.b.c", in place; returns config."""
+    *parents, last = path.split(".")
+    node = config
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return config
+
+
 def assert_claims_report_lists(results: Path, paper: str, claims: dict) -> None:
     """results/claims.md has the paper's section (under its title) with every claim and
     check, and as many reproduced verdicts as the paper's claims.json (checks say passed)."""
@@ -98,3 +110,46 @@ def assert_claims_report_lists(results: Path, paper: str, claims: dict) -> None:
         c["verdict"] == "reproduced" and c.get("type", "claim") == "claim" for c in claims.values()
     )
     assert section.count("**reproduced**") == reproduced
+
+
+# Asks each step for its --help in one fresh interpreter, run as __main__ the way
+# ``python -m`` runs it (so a step whose import breaks, or that lacks its __main__ guard, fails).
+_HELP_PROBE = """
+import contextlib, io, json, runpy, sys
+paper, answers = sys.argv[1], {}
+for step in json.loads(sys.argv[2]):
+    module, *subcommand = step.split()
+    sys.argv, out, code = [module, *subcommand, "--help"], io.StringIO(), "no exit"
+    try:
+        with contextlib.redirect_stdout(out):
+            runpy.run_module(f"repro.{paper}.{module}", run_name="__main__", alter_sys=True)
+    except SystemExit as stop:
+        code = stop.code
+    except Exception as error:
+        code = repr(error)
+    answers[step] = {"code": code, "usage": out.getvalue()}
+print(json.dumps(answers))
+"""
+
+
+def assert_steps_answer_help(paper: str, steps: Sequence[str]) -> dict[str, str]:
+    """Every step answers ``python -m repro.<paper>.<module> [<subcommand>] --help`` (a step is
+    "module" or "module subcommand") with exit status 0 and its usage on stdout; returns
+    {step: usage text} for the paper's own checks of what the usage says."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HELP_PROBE, paper, json.dumps(list(steps))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, **THREAD_ENV},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    answers = json.loads(done.stdout.splitlines()[-1])
+    broken = {
+        step: f"exit {a['code']}: {a['usage'][:300]!r}"
+        for step, a in answers.items()
+        if a["code"] != 0 or not a["usage"].startswith("usage:")
+    }
+    assert not broken, f"steps of {paper} that do not answer --help: {broken}"
+    return {step: a["usage"] for step, a in answers.items()}

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import runpy
 import sys
 
-import pytest
 import torch
+
+from tests.conftest import assert_steps_answer_help
 
 STEPS = ("train", "evaluate", "cost", "figures", "claims", "fulltrain", "fullscale", "fullmab")
 
@@ -31,22 +30,8 @@ def test_public_api_from_the_package():
     assert isinstance(dm_pkg.DeltaMemory, type) and callable(dm_pkg.load_adapter)
 
 
-def _run_module(name, *argv):
-    out = io.StringIO()
-    old = sys.argv
-    sys.argv = [name, *argv]
-    try:
-        with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as stop:
-            runpy.run_module(f"repro.delta_mem.{name}", run_name="__main__")
-    finally:
-        sys.argv = old
-    return stop.value.code, out.getvalue()
-
-
-@pytest.mark.parametrize("step", STEPS)
-def test_every_step_has_help(step):
-    code, text = _run_module(step, "--help")
-    assert code == 0 and text.startswith("usage:")
+def test_every_step_answers_help():
+    assert_steps_answer_help("delta_mem", STEPS)
 
 
 def test_cost_step_runs_from_the_command_line(tmp_path):

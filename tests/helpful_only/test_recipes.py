@@ -14,6 +14,7 @@ from repro.helpful_only.recipes import (
     sft_dataset,
     target_reward,
 )
+from tests.conftest import assert_steps_answer_help
 
 RECIPES = {
     "ar_sft": {"ar": 1.0},
@@ -108,15 +109,7 @@ def test_pretokenized_rows_equal_trls_own_tokenization(base_dir):
         assert lab[:n_prompt] == [-100] * n_prompt and lab[n_prompt:] == i[n_prompt:]
 
 
-@pytest.mark.parametrize("step", ["run", "evaluate", "claims", "figures", "fullsteps"])
-def test_every_step_has_a_command_line(step):
-    import subprocess
-    import sys
-
-    out = subprocess.run(
-        [sys.executable, "-m", f"repro.helpful_only.{step}", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0 and "usage:" in out.stdout
+def test_every_step_has_a_command_line():
+    steps = ["run", "evaluate", "claims", "figures", "fullsteps"]
+    steps += ["fullsteps train", "fullsteps answer", "fullsteps judge"]
+    assert_steps_answer_help("helpful_only", steps)

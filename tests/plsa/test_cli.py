@@ -3,36 +3,22 @@ from the command line on config/test.yaml as the rules run them, end to end."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 from repro.plsa import claims, end_to_end, figures, prepare, study
-from tests.conftest import ROOT
+from tests.conftest import ROOT, assert_steps_answer_help
 
 TEST_CONFIG = str(ROOT / "config" / "test.yaml")
 
 
-@pytest.mark.parametrize(
-    "step",
-    [["prepare"], ["end_to_end", "train"], ["end_to_end", "evaluate"], ["study"], ["figures"],
-     ["claims"], ["train"]],
-)  # fmt: skip
-def test_help(step, capsys):
-    module = importlib.import_module(f"repro.plsa.{step[0]}")
-    with pytest.raises(SystemExit) as done:
-        module.main([*step[1:], "--help"])
-    assert done.value.code == 0 and capsys.readouterr().out.startswith("usage:")
-
-
-def test_a_step_runs_as_a_module():
-    done = subprocess.run([sys.executable, "-m", "repro.plsa.claims", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, check=True)  # fmt: skip
-    assert "--rate" in done.stdout and "DATASET=METRICS" in done.stdout
+def test_every_step_answers_help():
+    steps = ["prepare", "end_to_end train", "end_to_end evaluate", "study", "figures", "claims",
+             "train"]  # fmt: skip
+    usage = assert_steps_answer_help("plsa", steps)
+    assert "--rate" in usage["claims"] and "DATASET=METRICS" in usage["claims"]
 
 
 def test_steps_run_from_the_command_line(tmp_path):

@@ -12,7 +12,7 @@ import yaml
 from repro.common.configcheck import ConfigError
 from repro.r3_adapter import configcheck
 from repro.r3_adapter.claims import check_claims
-from tests.conftest import ROOT
+from tests.conftest import ROOT, set_dotted
 
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
 SECTION = CONFIG["papers"]["r3_adapter"]
@@ -174,13 +174,7 @@ def test_checks_fail_when_their_property_breaks(tmp_path):
 
 
 def _bad(path: str, value):
-    config = copy.deepcopy(CONFIG)
-    *parents, last = path.split(".")
-    node = config
-    for key in parents:
-        node = node[key]
-    node[last] = value
-    return config
+    return set_dotted(copy.deepcopy(CONFIG), path, value)
 
 
 @pytest.mark.parametrize(

@@ -3,22 +3,17 @@ the package exports its public API lazily (the config check imports it at DAG ti
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 
-import pytest
+from tests.conftest import assert_steps_answer_help
 
-STEPS = ["prepare", "pretrain", "train", "evaluate", "figures", "claims", "fullrun"]
+STEPS = ["prepare", "pretrain", "train", "evaluate", "figures", "claims", "fullrun",
+         "fullrun code", "fullrun pairs", "fullrun run", "fullrun summary"]  # fmt: skip
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_step_has_a_help(step, capsys):
-    module = importlib.import_module(f"repro.r3_adapter.{step}")
-    with pytest.raises(SystemExit) as done:
-        module.main(["--help"])
-    assert done.value.code == 0
-    assert "usage:" in capsys.readouterr().out
+def test_every_step_answers_help():
+    assert_steps_answer_help("r3_adapter", STEPS)
 
 
 def test_package_exports_without_importing_torch():

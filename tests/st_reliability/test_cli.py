@@ -1,19 +1,14 @@
 """Every step a rule runs is also a command: ``python -m repro.st_reliability.<step> --help``."""
 
-import importlib
-
 import pytest
+
+from tests.conftest import assert_steps_answer_help
 
 STEPS = ("prepare", "train", "evaluate", "summarize", "figures", "claims")
 
 
-@pytest.mark.parametrize("step", STEPS)
-def test_step_has_help(step, capsys):
-    module = importlib.import_module(f"repro.st_reliability.{step}")
-    with pytest.raises(SystemExit) as exit_:
-        module.main(["--help"])
-    assert exit_.value.code == 0
-    assert "usage:" in capsys.readouterr().out
+def test_every_step_answers_help():
+    assert_steps_answer_help("st_reliability", STEPS)
 
 
 def test_public_api_imports_lazily():

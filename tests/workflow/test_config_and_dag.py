@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, snakemake
+from tests.conftest import ROOT, set_dotted, snakemake
 
 pytestmark = pytest.mark.workflow
 
@@ -35,14 +35,7 @@ def _dry_run_with(tmp_path: Path, mutate) -> subprocess.CompletedProcess:
 
 
 def _set(path: str, value):
-    def mutate(config):
-        *parents, last = path.split(".")
-        node = config
-        for key in parents:
-            node = node[key]
-        node[last] = value
-
-    return mutate
+    return lambda config: set_dotted(config, path, value)
 
 
 @pytest.mark.parametrize(
