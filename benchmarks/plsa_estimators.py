@@ -33,6 +33,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from repro.common.timing import best_time  # noqa: E402
 from repro.plsa.em import plsa_estimate  # noqa: E402
 from repro.plsa.estimators import (  # noqa: E402
     CHUNK_EDGES,
@@ -103,12 +104,7 @@ def _per_iteration(run, iters: int, repeats: int, clock=time.perf_counter) -> fl
     """(time of 1 + iters EM passes - time of 1 pass) / iters: excludes the setup."""
 
     def best(m):
-        times = []
-        for _ in range(repeats):
-            started = clock()
-            run(m)
-            times.append(clock() - started)
-        return min(times)
+        return best_time(lambda: run(m), repeats, clock=clock)
 
     return (best(1 + iters) - best(1)) / iters
 

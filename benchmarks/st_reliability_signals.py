@@ -12,23 +12,13 @@ Run: OMP_NUM_THREADS=1 .venv/bin/python benchmarks/st_reliability_signals.py
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import torch
 from scipy import stats
 from scipy.spatial.distance import cdist
 
+from repro.common.timing import best_time
 from repro.st_reliability.reliability import bootstrap_rho, predicted_nn_distance
-
-
-def best_of(fn, repeats=5) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def nn_distances() -> None:
@@ -37,13 +27,13 @@ def nn_distances() -> None:
     for n_pred, n_train, genes in ((56, 104, 200), (2000, 6000, 2000)):
         pred, train = rng.normal(size=(n_pred, genes)), rng.normal(size=(n_train, genes))
         for metric, name in (("l2", "euclidean"), ("cosine", "cosine")):
-            ours = best_of(lambda: predicted_nn_distance(pred, train, metric))  # noqa: B023
-            ref = best_of(lambda: cdist(pred, train, name).min(1), repeats=2)  # noqa: B023
+            ours = best_time(lambda: predicted_nn_distance(pred, train, metric))  # noqa: B023
+            ref = best_time(lambda: cdist(pred, train, name).min(1), repeats=2)  # noqa: B023
             size = f"{n_pred}×{n_train}×{genes}"
             line = f"   {size} {metric}: {1e3 * ours:8.2f} ms, cdist {ref / ours:5.1f}x slower"
             if n_pred <= 56:
                 naive = lambda: [min(np.linalg.norm(p - t) for t in train) for p in pred]  # noqa: B023, E731
-                loop = best_of(naive, 1)
+                loop = best_time(naive, 1)
                 line += f", Python loop {loop / ours:6.0f}x slower"
             print(line)
 
@@ -52,7 +42,7 @@ def bootstrap() -> None:
     rng = np.random.default_rng(1)
     seeds, n, groups = 3, 12 * 56, np.repeat(np.arange(12), 56)
     q, s = rng.normal(size=(seeds, n)), rng.normal(size=(seeds, n))
-    ours = best_of(
+    ours = best_time(
         lambda: bootstrap_rho(
             q, {"s": s}, groups, n_boot=1000, confidence=0.95, rng=np.random.default_rng(0)
         ),
@@ -65,7 +55,7 @@ def bootstrap() -> None:
             idx = np.concatenate([r.choice(np.flatnonzero(groups == g), 56) for g in range(12)])
             [stats.spearmanr(q[k, idx], s[k, idx])[0] for k in range(seeds)]
 
-    ref = best_of(loop, 1)
+    ref = best_time(loop, 1)
     print(
         f"2. bootstrap of pooled ρ: {1e3 * ours:.0f} ms vectorised, "
         f"scipy loop {ref / ours:.1f}x slower"
@@ -92,7 +82,7 @@ def training_step() -> None:
         opt.step()
 
     step()
-    t = best_of(step, 20)
+    t = best_time(step, 20)
     print(
         f"3. one training step (16 sets × 32 cells, hidden 64): {1e3 * t:.1f} ms; "
         f"500 steps ≈ {500 * t:.1f} s"

@@ -14,20 +14,11 @@ import time
 import torch
 import torch.nn.functional as F
 
+from repro.common.timing import best_time
 from repro.delta_mem.backbone import BackboneConfig, TinyTransformer
 from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.scan import delta_rule_scan
 from repro.delta_mem.wrapper import DeltaMem
-
-
-def _best_time(fn, repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def _scan_inputs(T: int, rank: int, seed: int):
@@ -61,7 +52,7 @@ def scan_times(T: int, rank: int, chunks, rounds: int = 15, seed: int = 0) -> di
                 start = time.perf_counter()
                 fn()
                 best[name] = min(best[name], time.perf_counter() - start)
-        naive = _best_time(lambda: delta_rule_scan(q, k, v, beta), 1)
+        naive = best_time(lambda: delta_rule_scan(q, k, v, beta), 1, warmup=True)
     floor = best.pop("floor")
     return {"T": T, "rank": rank, "floor_s": floor, "naive_s": naive, "chunk_s": best}
 
@@ -95,7 +86,10 @@ def token_overhead(
     with torch.no_grad():
         # interleaved, best of each: load from other processes hits both alike
         pairs = [
-            (_best_time(lambda: plain(tokens), 1), _best_time(with_memory, 1))
+            (
+                best_time(lambda: plain(tokens), 1, warmup=True),
+                best_time(with_memory, 1, warmup=True),
+            )
             for _ in range(repeats)
         ]
     base = min(p[0] for p in pairs)
