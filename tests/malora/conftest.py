@@ -1,7 +1,7 @@
 """Trained small linear worlds shared by the MaLoRA tests (session-scoped: trained once)."""
 
 import pytest
-from malora_helpers import trained_world
+from tests.malora.malora_helpers import trained_world
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from malora_helpers import toy_summary
+from tests.malora.malora_helpers import toy_summary
 
 from repro.common.claims import NOT_REPRODUCED, REPRODUCED, run_claims
 from repro.malora.claims import KINDS

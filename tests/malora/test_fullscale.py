@@ -5,7 +5,7 @@ is peft's merged tower, and both jobs run end to end."""
 import numpy as np
 import pytest
 import torch
-from malora_helpers import tiny_clip_fixture
+from tests.malora.malora_helpers import tiny_clip_fixture
 
 from repro.malora.fullscale_data import (
     decode,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 import torch
-from malora_helpers import SMALL
+from tests.malora.malora_helpers import SMALL
 
 from repro.malora.linear import LinearWorld, _softmax_grad, task_rows, train_lora
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from nli_fixture import tiny_nli_fixture
+from tests.malora.nli_fixture import tiny_nli_fixture
 
 from repro.malora.fullscale_data import load_adapter, load_head
 from repro.malora.nli_data import load_tokenizer, prepare_task, read_rows

@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from malora_helpers import SMALL
+from tests.malora.malora_helpers import SMALL
 
 from repro.malora.digits import DigitsDesign
 from repro.malora.digits_study import DigitsConfig, run_digits_seed

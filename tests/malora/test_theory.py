@@ -3,7 +3,7 @@ attains the best union margin; off orthogonality the oracle is never beaten."""
 
 import numpy as np
 import pytest
-from malora_helpers import stack
+from tests.malora.malora_helpers import stack
 
 from repro.malora import malora_alphas, margin, union_margin_closed_form
 from repro.malora.landscape import best_union_margin, grid_optimum, product_grid, union_margins
