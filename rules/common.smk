@@ -64,7 +64,9 @@ def paper_title(paper):
 
 
 def paper_targets():
-    return [f"results/{paper}/claims.json" for paper in enabled_papers()]
+    """Each enabled paper's claims and figures, as its target (named as the paper) lists
+    them."""
+    return [path for paper in enabled_papers() for path in getattr(rules, paper).input]
 
 
 def report_front_page():

@@ -51,24 +51,30 @@ rule helpful_only_evaluate:
         "../scripts/helpful_only_evaluate.py"
 
 
-rule helpful_only_figure:
-    input:
-        summary="results/helpful_only/metrics/summary.json",
-    output:
-        png=report(
-            "results/helpful_only/figures/{figure}.png",
-            caption="../workflow/report/helpful_only_{figure}.rst",
-            category="Helpful-only fine-tuning",
-        ),
-        pdf="results/helpful_only/figures/{figure}.pdf",
-    log:
-        "logs/helpful_only/figure_{figure}.log",
-    wildcard_constraints:
-        **HELPFUL_ONLY_WILDCARDS,
-    conda:
-        "../envs/helpful_only.yaml"
-    script:
-        "../scripts/helpful_only_figure.py"
+# One rule per figure: Snakemake does not fill wildcards into a report caption's path,
+# and each figure has its own caption.
+for _figure in HELPFUL_ONLY_FIGURES:
+
+    rule:
+        name:
+            f"helpful_only_figure_{_figure}"
+        input:
+            summary="results/helpful_only/metrics/summary.json",
+        output:
+            png=report(
+                f"results/helpful_only/figures/{_figure}.png",
+                caption=f"../workflow/report/helpful_only_{_figure}.rst",
+                category="Helpful-only fine-tuning",
+            ),
+            pdf=f"results/helpful_only/figures/{_figure}.pdf",
+        log:
+            f"logs/helpful_only/figure_{_figure}.log",
+        conda:
+            "../envs/helpful_only.yaml"
+        params:
+            figure=_figure,
+        script:
+            "../scripts/helpful_only_figure.py"
 
 
 rule helpful_only_claims:

@@ -96,7 +96,6 @@ def helpful_only_full_outputs():
 HELPFUL_ONLY_WILDCARDS = dict(
     prior=one_of(helpful_only_priors()),
     seed=r"\d+",
-    figure=one_of(HELPFUL_ONLY_FIGURES),
     recipe=one_of(helpful_only_full_recipes()),
     variant=one_of(helpful_only_full_variants()),
     suite=one_of(helpful_only_full_suites()),

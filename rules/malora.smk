@@ -67,24 +67,30 @@ rule malora_evaluate:
         "../scripts/malora_evaluate.py"
 
 
-rule malora_figure:
-    input:
-        summary="results/malora/metrics/summary.json",
-    output:
-        png=report(
-            "results/malora/figures/{figure}.png",
-            caption="../workflow/report/malora_{figure}.rst",
-            category="MaLoRA",
-        ),
-        pdf="results/malora/figures/{figure}.pdf",
-    log:
-        "logs/malora/figure_{figure}.log",
-    wildcard_constraints:
-        **MALORA_WILDCARDS,
-    conda:
-        "../envs/malora.yaml"
-    script:
-        "../scripts/malora_figure.py"
+# One rule per figure: Snakemake does not fill wildcards into a report caption's path,
+# and each figure has its own caption.
+for _figure in MALORA_FIGURES:
+
+    rule:
+        name:
+            f"malora_figure_{_figure}"
+        input:
+            summary="results/malora/metrics/summary.json",
+        output:
+            png=report(
+                f"results/malora/figures/{_figure}.png",
+                caption=f"../workflow/report/malora_{_figure}.rst",
+                category="MaLoRA",
+            ),
+            pdf=f"results/malora/figures/{_figure}.pdf",
+        log:
+            f"logs/malora/figure_{_figure}.log",
+        conda:
+            "../envs/malora.yaml"
+        params:
+            figure=_figure,
+        script:
+            "../scripts/malora_figure.py"
 
 
 rule malora_claims:

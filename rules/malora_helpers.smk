@@ -34,12 +34,16 @@ def malora_is_nli(backbone):
 
 def malora_nli_tasks():
     """Every task name of the NLI backbones (the tokenise rule's wildcard)."""
-    return {t for b in malora_full_backbones() if malora_is_nli(b) for t in malora_backbone(b)["tasks"]}
+    return {
+        t
+        for b in malora_full_backbones()
+        if malora_is_nli(b)
+        for t in malora_backbone(b)["tasks"]
+    }
 
 
 MALORA_WILDCARDS = dict(
     seed=r"\d+",
-    figure=one_of(MALORA_FIGURES),
     backbone=one_of(malora_full_backbones()),
     method=one_of(malora_full_methods()),
     task=one_of(malora_nli_tasks()),
@@ -86,7 +90,9 @@ def malora_full_files(backbone):
     its adapter (config, weights) and data (calibration, test shards). NLI: the local model
     folder, per task its adapter and tokenised data (malora_full_tokenise)."""
     spec = malora_backbone(backbone)
-    adapters = {t: [download_path(n) for n in s["adapter"]] for t, s in spec["tasks"].items()}
+    adapters = {
+        t: [download_path(n) for n in s["adapter"]] for t, s in spec["tasks"].items()
+    }
     if malora_is_nli(backbone):
         extra = {k: spec[k] for k in ("dtype", "batch_size") if k in spec}
         return {
@@ -94,7 +100,10 @@ def malora_full_files(backbone):
             "model_dir": spec["model_dir"],
             **extra,
             "tasks": {
-                t: {"adapter": adapters[t], "data": f"results/malora/full/{backbone}/data/{t}.json"}
+                t: {
+                    "adapter": adapters[t],
+                    "data": f"results/malora/full/{backbone}/data/{t}.json",
+                }
                 for t in spec["tasks"]
             },
         }

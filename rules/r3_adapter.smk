@@ -110,27 +110,34 @@ rule r3_adapter_evaluate:
         "../scripts/r3_adapter_evaluate.py"
 
 
-rule r3_adapter_figure:
-    input:
-        metrics=r3_adapter_metrics(),
-    output:
-        png=report(
-            "results/r3_adapter/figures/{figure}.png",
-            caption="../workflow/report/r3_adapter_{figure}.rst",
-            category="3R-Adapter",
-        ),
-        pdf="results/r3_adapter/figures/{figure}.pdf",
-    log:
-        "logs/r3_adapter/figure_{figure}.log",
-    wildcard_constraints:
-        **R3_ADAPTER_WILDCARDS,
-    conda:
-        "../envs/r3_adapter.yaml"
-    params:
-        roles=r3_adapter_roles,
-        severity=lookup(dpath="papers/r3_adapter/splits/adapt_severity", within=config),
-    script:
-        "../scripts/r3_adapter_figure.py"
+# One rule per figure: Snakemake does not fill wildcards into a report caption's path,
+# and each figure has its own caption.
+for _figure in R3_ADAPTER_FIGURES:
+
+    rule:
+        name:
+            f"r3_adapter_figure_{_figure}"
+        input:
+            metrics=r3_adapter_metrics(),
+        output:
+            png=report(
+                f"results/r3_adapter/figures/{_figure}.png",
+                caption=f"../workflow/report/r3_adapter_{_figure}.rst",
+                category="3R-Adapter",
+            ),
+            pdf=f"results/r3_adapter/figures/{_figure}.pdf",
+        log:
+            f"logs/r3_adapter/figure_{_figure}.log",
+        conda:
+            "../envs/r3_adapter.yaml"
+        params:
+            figure=_figure,
+            roles=r3_adapter_roles,
+            severity=lookup(
+                dpath="papers/r3_adapter/splits/adapt_severity", within=config
+            ),
+        script:
+            "../scripts/r3_adapter_figure.py"
 
 
 rule r3_adapter_claims:

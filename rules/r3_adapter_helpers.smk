@@ -37,7 +37,6 @@ def r3_adapter_full_datasets():
 
 R3_ADAPTER_WILDCARDS = dict(
     method=one_of(r3_adapter_methods()),
-    figure=one_of(R3_ADAPTER_FIGURES),
     backbone=one_of(r3_adapter_full_backbones()),
     dataset=one_of(r3_adapter_full_datasets()),
     seed=r"\d+",

@@ -5,7 +5,7 @@ from repro.r3_adapter.figures import draw
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
 draw(
-    sm.wildcards.figure,
+    sm.params.figure,
     list(sm.input.metrics),
     dict(sm.params.roles),
     int(sm.params.severity),
