@@ -63,6 +63,10 @@ def paper_title(paper):
     return importlib.import_module(f"repro.{paper}").TITLE
 
 
+def paper_claims():
+    return [f"results/{paper}/claims.json" for paper in enabled_papers()]
+
+
 def paper_targets():
     """Each enabled paper's claims and figures, as its target (named as the paper) lists
     them."""

@@ -8,7 +8,7 @@ report: report_front_page()
 
 rule claims_report:
     input:
-        claims=paper_targets(),
+        claims=paper_claims(),
     output:
         markdown="results/claims.md",
         rst="results/claims.rst",
