@@ -1,6 +1,7 @@
 """Trained small linear worlds shared by the MaLoRA tests (session-scoped: trained once)."""
 
 import pytest
+
 from tests.malora.malora_helpers import trained_world
 
 

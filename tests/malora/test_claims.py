@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.malora.malora_helpers import toy_summary
 
 from repro.common.claims import NOT_REPRODUCED, REPRODUCED, run_claims
 from repro.malora.claims import KINDS
+from tests.malora.malora_helpers import toy_summary
 
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["malora"]

@@ -5,7 +5,6 @@ is peft's merged tower, and both jobs run end to end."""
 import numpy as np
 import pytest
 import torch
-from tests.malora.malora_helpers import tiny_clip_fixture
 
 from repro.malora.fullscale_data import (
     decode,
@@ -16,6 +15,7 @@ from repro.malora.fullscale_data import (
 )
 from repro.malora.peft_merge import lora_deltas
 from repro.malora.steps import full_config, full_step
+from tests.malora.malora_helpers import tiny_clip_fixture
 
 RULES = {
     "methods": {

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 import torch
-from tests.malora.malora_helpers import SMALL
 
 from repro.malora.linear import LinearWorld, _softmax_grad, task_rows, train_lora
+from tests.malora.malora_helpers import SMALL
 
 
 def test_tasks_are_orthogonal_at_zero_overlap_and_overlap_at_positive():

@@ -10,12 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from tests.malora.nli_fixture import tiny_nli_fixture
 
 from repro.malora.fullscale_data import load_adapter, load_head
 from repro.malora.nli_data import load_tokenizer, prepare_task, read_rows
 from repro.malora.peft_merge import base_state, lora_deltas
 from repro.malora.steps import full_config, full_step, nli_tokenise_step
+from tests.malora.nli_fixture import tiny_nli_fixture
 
 RULES = {
     "methods": {

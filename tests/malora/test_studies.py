@@ -6,12 +6,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from tests.malora.malora_helpers import SMALL
 
 from repro.malora.digits import DigitsDesign
 from repro.malora.digits_study import DigitsConfig, run_digits_seed
 from repro.malora.linear_merge import LinearMergeConfig, ScaleSetting, run_linear_merge
 from repro.malora.sweep import SweepConfig, run_sweep
+from tests.malora.malora_helpers import SMALL
 
 METHODS = {
     "task_arithmetic": {"rule": "task_arithmetic"},

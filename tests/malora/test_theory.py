@@ -3,11 +3,11 @@ attains the best union margin; off orthogonality the oracle is never beaten."""
 
 import numpy as np
 import pytest
-from tests.malora.malora_helpers import stack
 
 from repro.malora import malora_alphas, margin, union_margin_closed_form
 from repro.malora.landscape import best_union_margin, grid_optimum, product_grid, union_margins
 from repro.malora.theory import lambda_path_margins, mean_cross_entropy, ray_scale
+from tests.malora.malora_helpers import stack
 
 
 def _margins(base, deltas, data):

@@ -37,7 +37,8 @@ def _config(tmp_path, url, sha256):
     q["real_datasets"] = {"metabric": {"source": "deepsurv_h5", "download": "metabric"}}
     # a claim naming a data set this config drops would be a config error (a typo)
     for kind in ("claims", "checks"):
-        q[kind] = {k: c for k, c in q.get(kind, {}).items() if c.get("dataset") in (None, "metabric")}
+        kept = {k: c for k, c in q.get(kind, {}).items() if c.get("dataset") in (None, "metabric")}
+        q[kind] = kept
     path = tmp_path / "download.yaml"
     path.write_text(yaml.safe_dump(config))
     return path
