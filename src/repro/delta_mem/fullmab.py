@@ -4,7 +4,7 @@ Per episode the (clipped) context is written into the state once (``state_only``
 ``history_replay``) and/or shown before each question (``history_replay``,
 ``official_prompt``: reset, one pass over context + question with writes on). Decoding is
 greedy (the per-source generation settings of the official suite are not reproduced; see
-config/README.md).
+docs/delta_mem.md).
 """
 
 from __future__ import annotations

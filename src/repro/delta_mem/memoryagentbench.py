@@ -15,7 +15,7 @@ first line / "Answer:" part (``parse_output``; the ICL sets score the parsed out
 Recsys (needs the ``entity2id.json`` movie map) and the LLM-judged sources are NOT scored
 here: their questions are kept in the predictions and left out of every average.
 
-Not confirmed from the official sources (assumptions, see config/README.md): which end of a
+Not confirmed from the official sources (assumptions, see docs/delta_mem.md): which end of a
 context the δ-Mem script keeps when clipping to 120k characters (we keep the last 120k
 characters, as the official MemoryAgentBench agent keeps the last tokens when it truncates),
 the prompt (a plain "context, question, answer" prompt, not the per-source templates of

@@ -106,7 +106,7 @@ def local_model_dir(path) -> str:
     if not Path(path, "config.json").is_file():
         raise FileNotFoundError(
             f"{path}: no model here (config.json missing); download the configured "
-            "model's snapshot to this folder first (see config/README.md, papers.malora)"
+            "model's snapshot to this folder first (see docs/malora.md, its configuration keys)"
         )
     return str(path)
 
