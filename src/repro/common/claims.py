@@ -1,9 +1,19 @@
 """Claims and checks: measured numbers against criteria written in the config before the run.
 
 A *claim* is an empirical statement of a paper whose outcome was not known when the code
-was written (verdict reproduced / not reproduced / not tested at this scale). A *check* is
-a property that holds by construction unless there is a bug (verdict passed / failed); it
-is reported apart and never counted as a claim. Every paper writes both to
+was written. Its verdict is one of
+
+- ``reproduced``: the measured number (with an interval: the whole interval) satisfies the
+  criterion;
+- ``contradicted``: the number (the whole interval) lies where the claim is false;
+- ``inconclusive``: the interval straddles the criterion's boundary (too wide to tell);
+- ``not reproduced``: the claim could not be judged because a value it needs is missing
+  (a NaN, a failed seed, a run that never trained), with the reason;
+- ``not tested at this scale``, with the reason.
+
+A point claim without an interval is reproduced or contradicted. A *check* is a property
+that holds by construction unless there is a bug (verdict passed / failed); it is reported
+apart and never counted as a claim. Every paper writes both to
 ``results/<paper>/claims.json``; :mod:`repro.common.ledger` gathers them.
 """
 
@@ -19,7 +29,9 @@ from typing import Any
 from repro.common.stats import PairedDifference, paired_difference
 
 REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive"
+NOT_REPRODUCED = "not reproduced"  # a value the claim needs is missing: no verdict possible
 NOT_TESTED = "not tested at this scale"
 PASSED = "passed"
 FAILED = "failed"
@@ -29,6 +41,9 @@ log = logging.getLogger(__name__)
 
 _OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 PAIRED_TESTS = ("beats", "matches", "at_least")
+# Below this many paired units a percentile bootstrap under-covers (5 seeds: 0.84 for a
+# nominal 0.95), so paired claims use Student's t there whatever the config asks.
+MIN_BOOTSTRAP_UNITS = 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,6 +61,23 @@ class Claim:
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def missing_seeds(values: Mapping[Any, Any]) -> list:
+    """The keys (seeds, groups) whose value is missing: None or NaN."""
+    return [k for k, v in values.items() if _missing(v)]
+
+
+def over_seeds(values: Mapping[Any, Any], reduce) -> tuple[float | None, str]:
+    """``reduce`` (min, max, a mean, ...) of per-seed values, NaN-aware: with a missing or NaN
+    seed the result is None and the reason names the seeds, so that :func:`check` turns it
+    into "not reproduced" instead of ``min`` silently skipping a NaN."""
+    if not values:
+        return None, "no seeds to aggregate"
+    missing = missing_seeds(values)
+    if missing:
+        return None, f"seeds {missing} have no value (NaN or not computed)"
+    return float(reduce([float(v) for v in values.values()])), ""
 
 
 def check(
@@ -82,7 +114,7 @@ def check(
         claim_id,
         claim,
         text,
-        REPRODUCED if held else NOT_REPRODUCED,
+        REPRODUCED if held else CONTRADICTED,
         measured,
         paper_value,
         details,
@@ -108,8 +140,10 @@ def check_spec(claim_id: str, spec: Mapping[str, Any], measured, details: str = 
 def check_worst(
     claim_id: str, spec: Mapping[str, Any], values: Mapping[Any, float], pick, details: str
 ) -> Claim:
-    """Check the least favourable of several settings' numbers (``pick`` = min or max)."""
-    return check_spec(claim_id, spec, values[pick(values, key=values.get)], details)
+    """Check the least favourable of several settings' numbers (``pick`` = min or max); a
+    missing setting makes it "not reproduced" (see :func:`over_seeds`)."""
+    worst, reason = over_seeds(values, pick)
+    return check_spec(claim_id, spec, worst, _join(details, reason))
 
 
 def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = None) -> Claim:
@@ -124,60 +158,94 @@ def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = Non
 
 
 # --- paired comparisons over shared seeds ---------------------------------------------------
-def paired_criterion_text(criterion: Mapping[str, Any]) -> str:
+def _delta(criterion: Mapping[str, Any], min_effect: float | None) -> float:
+    """The criterion's margin: the paper's own ``delta`` where the config gives one, else the
+    metric's declared minimum effect (``beats``); ``matches``/``at_least`` need a delta."""
+    if "delta" in criterion:
+        return float(criterion["delta"])
+    if min_effect is None:
+        raise ValueError(
+            f"a paired {criterion['test']!r} criterion needs a margin: the paper's own delta in "
+            "the config, or the metric's minimum effect (MIN_EFFECTS in the paper's claims module)"
+        )
+    return float(min_effect)
+
+
+def paired_criterion_text(criterion: Mapping[str, Any], min_effect: float | None = None) -> str:
     test = criterion["test"]
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired criterion test must be one of {PAIRED_TESTS}, got {test!r}")
-    delta = float(criterion.get("delta", 0.0))
+    delta = _delta(criterion, min_effect)
     pct = f"{100 * criterion.get('confidence', 0.95):g}%"
     what = criterion.get("description", "A − B")
     return {
-        "beats": f"{what}: {pct} interval above 0",
+        "beats": f"{what}: {pct} interval above the minimum effect {delta:g}",
         "matches": f"{what}: {pct} interval inside ±{delta:g}",
         "at_least": f"{what}: {pct} interval's lower end above −{delta:g}",
     }[test]
 
 
-def paired_verdict(diff: PairedDifference, criterion: Mapping[str, Any]) -> bool:
-    """Whether an oriented difference (positive = A better) meets a paired criterion.
+def paired_verdict(
+    diff: PairedDifference, criterion: Mapping[str, Any], min_effect: float | None = None
+) -> str:
+    """The three-way verdict of an oriented difference (positive = A better).
 
-    beats: the interval lies above 0; matches: inside ±delta; at_least: its lower end lies
-    above −delta. A missing interval (one seed, a NaN) never meets any.
+    beats δ: reproduced when the interval lies above δ, contradicted when it lies below δ
+    (A is not better by the minimum effect). matches ±δ: reproduced inside ±δ, contradicted
+    when it lies wholly outside. at_least −δ: reproduced when its lower end is above −δ,
+    contradicted when its upper end is below −δ. Anything else is inconclusive; a missing
+    interval (one seed, a NaN) is "not reproduced".
     """
-    paired_criterion_text(criterion)  # validates the test
+    delta = _delta(criterion, min_effect)
+    paired_criterion_text(criterion, min_effect)  # validates the test
     if math.isnan(diff.low) or math.isnan(diff.high):
-        return False
-    delta = float(criterion.get("delta", 0.0))
-    return {
-        "beats": diff.low > 0,
-        "matches": -delta < diff.low and diff.high < delta,
-        "at_least": diff.low > -delta,
+        return NOT_REPRODUCED
+    held, false = {
+        "beats": (diff.low > delta, diff.high < delta),
+        "matches": (
+            -delta < diff.low and diff.high < delta,
+            diff.low >= delta or diff.high <= -delta,
+        ),
+        "at_least": (diff.low > -delta, diff.high < -delta),
     }[criterion["test"]]
+    return REPRODUCED if held else CONTRADICTED if false else INCONCLUSIVE
 
 
 def _oriented(a: Mapping, b: Mapping, criterion: Mapping[str, Any]) -> PairedDifference:
     sign = 1.0 if criterion["higher_is_better"] else -1.0
+    method = criterion.get("interval", "t")
+    if len(a) < MIN_BOOTSTRAP_UNITS:
+        method = "t"
     return paired_difference(
         {k: sign * float(v) for k, v in a.items()},
         {k: sign * float(v) for k, v in b.items()},
         confidence=criterion.get("confidence", 0.95),
-        method=criterion.get("interval", "t"),
+        method=method,
     )
 
 
 def paired_claim(
-    claim_id: str, spec: Mapping[str, Any], a: Mapping, b: Mapping, details: str = ""
+    claim_id: str,
+    spec: Mapping[str, Any],
+    a: Mapping,
+    b: Mapping,
+    details: str = "",
+    *,
+    min_effect: float | None = None,
 ) -> Claim:
     """A claim that A beats / matches / is at least B, judged on the per-seed differences.
 
     ``a`` and ``b`` map seed -> value over the same seeds; ``spec["criterion"]`` is a paired
-    criterion ``{test, delta, higher_is_better, confidence, interval}``. The measured number
-    is the mean difference oriented so that positive means A is better, with its interval.
-    Different seeds, fewer than two, or a missing value: "not reproduced" with the reason.
+    criterion ``{test, [delta], higher_is_better, confidence}``; a ``beats`` criterion without
+    the paper's own ``delta`` uses ``min_effect``, the metric's declared minimum effect. The
+    measured number is the mean difference oriented so that positive means A is better, with
+    its interval (paired t below :data:`MIN_BOOTSTRAP_UNITS` seeds); the details give the
+    half-width the seeds reached. Different seeds, fewer than two, or a missing value:
+    "not reproduced" with the reason.
     """
     criterion = spec["criterion"]
-    text = paired_criterion_text(criterion)
-    if set(a) != set(b) or len(a) < 2 or any(_missing(v) for v in [*a.values(), *b.values()]):
+    text = paired_criterion_text(criterion, min_effect)
+    if set(a) != set(b) or len(a) < 2 or missing_seeds(a) or missing_seeds(b):
         reason = (
             "needs the same ≥ 2 seeds on both sides without missing values "
             f"(A: {dict(a)}, B: {dict(b)})"
@@ -195,7 +263,7 @@ def paired_claim(
         claim_id,
         spec["claim"],
         text,
-        REPRODUCED if paired_verdict(diff, criterion) else NOT_REPRODUCED,
+        paired_verdict(diff, criterion, min_effect),
         diff.mean,
         spec.get("paper_value"),
         _join(details, f"per-seed differences {_fmt(diff.differences)}; {diff.text()}"),
@@ -214,9 +282,15 @@ def _per_seed(document: Mapping[str, Any], method: str, metric: str) -> dict[int
     return {int(s): row.get(metric) for s, row in zip(document["seeds"], rows, strict=True)}
 
 
-def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[str, Any]) -> Claim:
+def comparison_claim(
+    claim_id: str,
+    spec: Mapping[str, Any],
+    metrics: Mapping[str, Any],
+    min_effects: Mapping[str, float],
+) -> Claim:
     """A ``comparison`` claim: ``method`` against every one of ``baselines`` on one metric of
-    one data set, paired over the data set's seeds (``criterion`` is a paired criterion).
+    one data set, paired over the data set's seeds (``criterion`` is a paired criterion;
+    ``min_effects`` maps each metric to its declared minimum effect).
 
     It holds when it holds against every baseline; the measured number and interval are the
     least favourable baseline's. ``metrics`` maps data set names to metrics documents.
@@ -235,7 +309,12 @@ def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[st
         return _unpaired_comparison(claim_id, spec, document)
     a = _per_seed(document, spec["method"], metric)
     parts = [
-        (f"vs {b}", paired_claim(claim_id, spec, a, _per_seed(document, b, metric)))
+        (
+            f"vs {b}",
+            paired_claim(
+                claim_id, spec, a, _per_seed(document, b, metric), min_effect=min_effects.get(metric)
+            ),
+        )
         for b in spec["baselines"]
     ]
     merged = all_hold(claim_id, parts)
@@ -249,19 +328,30 @@ def comparison_claim(claim_id: str, spec: Mapping[str, Any], metrics: Mapping[st
     )
 
 
+def combined_verdict(verdicts: list[str]) -> str:
+    """The verdict of "every part holds": contradicted if any part is, not reproduced if any
+    part could not be judged, reproduced if all are, else inconclusive."""
+    for verdict in (CONTRADICTED, NOT_REPRODUCED):
+        if verdict in verdicts:
+            return verdict
+    return REPRODUCED if all(v == REPRODUCED for v in verdicts) else INCONCLUSIVE
+
+
+_FAVOUR = {CONTRADICTED: 0, NOT_REPRODUCED: 1, INCONCLUSIVE: 2, REPRODUCED: 3}
+
+
 def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
-    """One claim from several parts (baselines, settings): it holds iff every part holds;
-    the measured number and interval are the least favourable part's (a failed part before
-    a held one, then the lowest interval end), and the details list every part."""
+    """One claim from several parts (baselines, settings): it holds iff every part holds
+    (:func:`combined_verdict`); the measured number and interval are the least favourable
+    part's (by verdict, then the lowest interval end), and the details list every part."""
 
     def favour(part):
         claim = part[1]
-        held = claim.verdict == REPRODUCED
-        low = claim.interval[0] if claim.interval else (math.inf if held else -math.inf)
-        return (held, -math.inf if math.isnan(low) else low)
+        low = claim.interval[0] if claim.interval else math.inf
+        return (_FAVOUR.get(claim.verdict, 0), -math.inf if math.isnan(low) else low)
 
     label, worst = min(parts, key=favour)
-    held = all(c.verdict == REPRODUCED for _, c in parts)
+    verdict = combined_verdict([c.verdict for _, c in parts])
     listed = "; ".join(
         f"{name}: {c.verdict}, {c.measured:+.4g} [{c.interval[0]:+.4g}, {c.interval[1]:+.4g}]"
         if c.interval
@@ -271,7 +361,7 @@ def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
     return dataclasses.replace(
         worst,
         id=claim_id,
-        verdict=REPRODUCED if held else NOT_REPRODUCED,
+        verdict=verdict,
         details=f"{listed}; least favourable: {label}" if len(parts) > 1 else worst.details,
     )
 
@@ -356,8 +446,11 @@ def claim_kinds(kinds: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 def as_check(claim: Claim) -> Claim:
-    """The same result reported as a check: passed / failed instead of (not) reproduced."""
-    verdict = {REPRODUCED: PASSED, NOT_REPRODUCED: FAILED}.get(claim.verdict, claim.verdict)
+    """The same result reported as a check: passed / failed instead of a claim's verdict
+    (anything short of reproduced fails a check)."""
+    verdict = PASSED if claim.verdict == REPRODUCED else claim.verdict
+    if verdict in (CONTRADICTED, INCONCLUSIVE, NOT_REPRODUCED):
+        verdict = FAILED
     return dataclasses.replace(claim, type=CHECK, verdict=verdict)
 
 

@@ -10,9 +10,20 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from repro.common.claims import CHECK, FAILED, NOT_REPRODUCED, NOT_TESTED, PASSED, REPRODUCED
+from repro.common.claims import (
+    CHECK,
+    CONTRADICTED,
+    FAILED,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTED,
+    PASSED,
+    REPRODUCED,
+)
 
-CLAIM_VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_TESTED)
+# "not reproduced" (a value the claim needs is missing) is counted only where it occurs
+CLAIM_VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED)
+OPTIONAL_VERDICTS = (NOT_REPRODUCED,)
 CHECK_VERDICTS = (PASSED, FAILED, NOT_TESTED)
 # (title, entries) per paper, in the order the ledger shows them
 Papers = Iterable[tuple[str, Sequence[Mapping[str, Any]]]]
@@ -43,6 +54,9 @@ def _split(papers: Papers):
 
 def _count(entries, verdicts) -> str:
     counts = {v: sum(e["verdict"] == v for e in entries) for v in verdicts}
+    counts |= {
+        v: n for v in OPTIONAL_VERDICTS if (n := sum(e["verdict"] == v for e in entries))
+    }
     return ", ".join(f"{n} {v}" for v, n in counts.items())
 
 

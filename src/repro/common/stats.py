@@ -29,11 +29,15 @@ class PairedDifference:
     confidence: float
     differences: tuple[float, ...]
 
+    @property
+    def half_width(self) -> float:
+        return (self.high - self.low) / 2
+
     def text(self, digits: int = 3) -> str:
         pct = f"{100 * self.confidence:g}%"
         return (
             f"{self.mean:+.{digits}g} [{self.low:+.{digits}g}, {self.high:+.{digits}g}] "
-            f"({pct} {self.method} interval, n = {self.n})"
+            f"({pct} {self.method} interval, n = {self.n}, half-width {self.half_width:.{digits}g})"
         )
 
 
