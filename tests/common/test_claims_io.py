@@ -22,6 +22,7 @@ import torch
 
 from repro.common import device as device_mod
 from repro.common.claims import (
+    CONTRADICTED,
     FAILED,
     NOT_REPRODUCED,
     NOT_TESTED,
@@ -49,14 +50,15 @@ from repro.common.provenance import RunRecorder
 def test_check_each_op(op, below, equal, above):
     for measured, held in ((0.9, below), (1.0, equal), (1.1, above)):
         claim = check("c", "text", measured, {"op": op, "threshold": 1.0, "description": "x"})
-        assert claim.verdict == (REPRODUCED if held else NOT_REPRODUCED), (op, measured)
+        assert claim.verdict == (REPRODUCED if held else CONTRADICTED), (op, measured)
         assert claim.measured == measured and claim.criterion == f"x {op} 1"
 
 
 @pytest.mark.parametrize("op", ["<=", "<", ">=", ">"])
 def test_check_nan_is_not_reproduced(op):
-    for measured in (float("nan"), np.float32("nan")):
-        assert check("c", "t", measured, {"op": op, "threshold": 0.0}).verdict == NOT_REPRODUCED
+    for measured in (float("nan"), np.float32("nan"), None):
+        claim = check("c", "t", measured, {"op": op, "threshold": 0.0})
+        assert claim.verdict == NOT_REPRODUCED and "missing" in claim.details
 
 
 def test_check_rejects_unknown_op():
@@ -86,7 +88,7 @@ def test_compare_methods_higher_is_better():
     # best baseline is "a" (0.72); shortfall 0.02; pooled sd sqrt((0.02^2 + 0.03^2)/2)
     diff = compare(False, "difference")
     assert diff.measured == pytest.approx(0.02) and "best baseline a" in diff.details
-    assert diff.verdict == NOT_REPRODUCED
+    assert diff.verdict == CONTRADICTED
     z = compare(False, "z", threshold=1.0)
     assert z.measured == pytest.approx(0.02 / math.sqrt((0.02**2 + 0.03**2) / 2))
     assert z.measured == pytest.approx(0.78446, abs=1e-5) and z.verdict == REPRODUCED
@@ -122,7 +124,7 @@ def test_compare_methods_zero_spread():
         statistic="z",
         criterion={"op": "<=", "threshold": 1.0},
     )
-    assert worse.measured == math.inf and worse.verdict == NOT_REPRODUCED
+    assert worse.measured == math.inf and worse.verdict == CONTRADICTED
     tie = compare_methods(
         "id",
         "c",
@@ -155,7 +157,8 @@ def test_claims_markdown_lists_every_claim_and_counts_claims_only():
         assert claim in text
     assert "## QSurv" in text and "## Other" in text
     assert (
-        f"Claims: 2 {REPRODUCED}, 1 {NOT_REPRODUCED}, 1 {NOT_TESTED} (4 claims of 2 papers)" in text
+        f"Claims: 2 {REPRODUCED}, 0 {CONTRADICTED}, 0 inconclusive, 1 {NOT_TESTED}, "
+        f"1 {NOT_REPRODUCED} (4 claims of 2 papers)" in text
     )
     assert f"1 {PASSED}, 0 {FAILED}" in text
     qsurv = text.split("## QSurv")[1].split("## Other")[0]

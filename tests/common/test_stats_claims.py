@@ -3,8 +3,13 @@ ledger's two renderings.
 
 * ``paired_difference``: the t interval equals scipy.stats.ttest_rel's; the bootstrap
   interval agrees with scipy.stats.bootstrap's percentile interval to Monte-Carlo error.
-* ``paired_claim``: beats / matches / at_least come out "not reproduced" exactly when the
-  interval says so, and on NaN, None, one seed or different seeds.
+* ``paired_claim``: beats / matches / at_least come out reproduced, contradicted or
+  inconclusive exactly as the interval lies against the margin (a beats claim's margin is
+  the metric's minimum effect, and it has to have one), and "not reproduced" on NaN, None,
+  one seed or different seeds.
+* coverage: the t interval the claims use covers the true mean difference in ≥ 0.93 of
+  simulated paired data sets at n = 3, 5, 10 (null and shifted); the percentile bootstrap
+  at 5 seeds does not, which is why claims never use it below 20 units.
 * ``comparison_claim``: judged against every baseline (the least favourable shown); a
   metric stored as JSON null is "not reproduced", never a crash.
 * ``run_claims``: checks are typed and counted apart; a handler that cannot compute its
@@ -21,12 +26,16 @@ from scipy import stats
 
 from repro.common.claims import (
     CHECK,
+    CONTRADICTED,
     FAILED,
+    INCONCLUSIVE,
     NOT_REPRODUCED,
     NOT_TESTED,
     PASSED,
     REPRODUCED,
+    check_worst,
     comparison_claim,
+    over_seeds,
     paired_claim,
     run_claims,
 )
@@ -86,36 +95,88 @@ def _pair(shift, noise=0.002):
     return {s: base[s] + shift + jitter[s] for s in SEEDS}, base
 
 
+MIN_EFFECT = 0.005
+
+
 @pytest.mark.parametrize(
     ("test", "delta", "shift", "higher", "verdict"),
     [
         ("beats", None, 0.02, True, REPRODUCED),
-        ("beats", None, -0.02, True, NOT_REPRODUCED),
-        ("beats", None, 0.0, True, NOT_REPRODUCED),
+        ("beats", None, -0.02, True, CONTRADICTED),
+        ("beats", None, 0.0, True, CONTRADICTED),  # interval below the minimum effect
+        ("beats", None, 0.005, True, INCONCLUSIVE),  # interval straddles the minimum effect
         ("beats", None, -0.02, False, REPRODUCED),  # lower is better: A below B wins
+        ("beats", 0.05, 0.02, True, CONTRADICTED),  # the paper's own delta wins over MIN_EFFECT
         ("matches", 0.01, 0.0, True, REPRODUCED),
-        ("matches", 0.01, 0.02, True, NOT_REPRODUCED),  # two-sided: better by too much fails
-        ("matches", 0.01, -0.02, True, NOT_REPRODUCED),
+        ("matches", 0.01, 0.02, True, CONTRADICTED),  # two-sided: better by too much fails
+        ("matches", 0.01, -0.02, True, CONTRADICTED),
+        ("matches", 0.01, 0.01, True, INCONCLUSIVE),
         ("at_least", 0.01, -0.005, True, REPRODUCED),
         ("at_least", 0.01, 0.05, True, REPRODUCED),
-        ("at_least", 0.01, -0.03, True, NOT_REPRODUCED),
+        ("at_least", 0.01, -0.03, True, CONTRADICTED),
+        ("at_least", 0.01, -0.01, True, INCONCLUSIVE),
     ],
 )
 def test_paired_verdicts(test, delta, shift, higher, verdict):
     a, b = _pair(shift)
-    claim = paired_claim("c", _spec(test, delta, higher), a, b)
+    claim = paired_claim("c", _spec(test, delta, higher), a, b, min_effect=MIN_EFFECT)
     assert claim.verdict == verdict, claim
     sign = 1 if higher else -1
     assert claim.measured == pytest.approx(sign * shift, abs=0.003)
     low, high = claim.interval
     assert low <= claim.measured <= high
+    assert "half-width" in claim.details
+
+
+def test_beats_without_a_margin_is_an_error():
+    a, b = _pair(0.02)
+    with pytest.raises(ValueError, match="minimum effect"):
+        paired_claim("c", _spec("beats"), a, b)
 
 
 def test_paired_claim_ignores_a_spread_that_pairing_removes():
     """Seeds differ a lot, A − B is steady: paired beats, as an unpaired z could not."""
     a, b = _pair(0.01, noise=0.001)
     assert np.std(list(b.values())) > 0.05
-    assert paired_claim("c", _spec("beats"), a, b).verdict == REPRODUCED
+    assert paired_claim("c", _spec("beats"), a, b, min_effect=MIN_EFFECT).verdict == REPRODUCED
+
+
+def _coverage(method, n, shift, trials=2000):
+    """Share of simulated paired data sets whose interval covers the true mean difference."""
+    rng = np.random.default_rng(n)
+    base = rng.normal(0.0, 1.0, size=(trials, n))  # per-seed level, removed by pairing
+    a = base + shift + rng.normal(0.0, 0.3, size=(trials, n))
+    hits = 0
+    for i in range(trials):
+        diff = paired_difference(a[i], base[i], method=method, n_resamples=400, seed=i)
+        hits += diff.low <= shift <= diff.high
+    return hits / trials
+
+
+@pytest.mark.parametrize("n", [3, 5, 10])
+@pytest.mark.parametrize("shift", [0.0, 0.25])
+def test_the_claims_interval_covers(n, shift):
+    assert _coverage("t", n, shift) >= 0.93
+
+
+def test_the_percentile_bootstrap_undercovers_at_five_seeds_so_claims_use_t():
+    assert _coverage("bootstrap", 5, 0.0, trials=600) < 0.90
+    a, b = _pair(0.02)
+    spec = _spec("beats")
+    spec["criterion"]["interval"] = "bootstrap"
+    claim = paired_claim("c", spec, a, b, min_effect=MIN_EFFECT)
+    assert "t interval, n = 5" in claim.details
+
+
+def test_over_seeds_turns_a_nan_seed_into_a_reason():
+    assert over_seeds({0: 1.0, 1: 3.0}, min) == (1.0, "")
+    for bad in (float("nan"), None, np.float32("nan")):
+        value, reason = over_seeds({0: 1.0, 1: bad, 2: 3.0}, min)
+        assert value is None and "[1]" in reason
+    spec = {"claim": "positive everywhere", "criterion": {"op": ">", "threshold": 0}}
+    claim = check_worst("c", spec, {0: 1.0, 1: float("nan")}, min, "")
+    assert claim.verdict == NOT_REPRODUCED and "[1]" in claim.details
+    assert check_worst("c", spec, {0: 1.0, 1: -1.0}, min, "").verdict == CONTRADICTED
 
 
 @pytest.mark.parametrize(
@@ -162,30 +223,32 @@ def test_comparison_needs_every_baseline_and_reports_the_least_favourable():
     weak = [v - 0.10 for v in ours]
     strong = [v + d for v, d in zip(ours, [0.01, -0.012, 0.004, 0.0, -0.003], strict=True)]
     doc = {"d": _document({"ours": ours, "weak": weak, "strong": strong})}
-    claim = comparison_claim("c", _comparison(), doc)
-    assert claim.verdict == NOT_REPRODUCED
+    claim = comparison_claim("c", _comparison(), doc, {"acc": MIN_EFFECT})
+    assert claim.verdict == INCONCLUSIVE  # a tie with a wide interval: too wide to tell
     assert "least favourable: vs strong" in claim.details
     assert "vs weak: reproduced" in claim.details
     assert claim.measured == pytest.approx(np.mean(np.subtract(ours, strong)))
     doc["d"]["methods"].pop("strong")
     spec = _comparison() | {"baselines": ["weak"]}
-    assert comparison_claim("c", spec, doc).verdict == REPRODUCED
+    assert comparison_claim("c", spec, doc, {"acc": MIN_EFFECT}).verdict == REPRODUCED
 
 
 def test_comparison_with_a_null_metric_is_not_reproduced_not_a_crash():
     ours = [0.8, 0.8, None, 0.8, 0.8]  # a NaN stored as JSON null
     doc = {"d": _document({"ours": ours, "weak": [0.5] * 5, "strong": [0.5] * 5})}
-    claim = comparison_claim("c", _comparison(), doc)
+    claim = comparison_claim("c", _comparison(), doc, {"acc": MIN_EFFECT})
     assert claim.verdict == NOT_REPRODUCED and "missing" in claim.details
 
 
 def test_comparison_on_a_data_set_not_run_is_not_tested():
-    assert comparison_claim("c", _comparison(), {}).verdict == NOT_TESTED
+    assert comparison_claim("c", _comparison(), {}, {}).verdict == NOT_TESTED
 
 
 def test_run_claims_types_checks_and_survives_missing_values():
     kinds = {
-        "value": lambda cid, spec, inputs: paired_claim(cid, spec, *inputs[spec["what"]]),
+        "value": lambda cid, spec, inputs: paired_claim(
+            cid, spec, *inputs[spec["what"]], min_effect=MIN_EFFECT
+        ),
         "count": lambda cid, spec, inputs: inputs["nothing"]["here"],  # KeyError
     }
     good = _pair(0.05)
@@ -242,4 +305,4 @@ def test_ledger_rst_renders_cleanly_with_both_tables():
     assert "δ-Mem" in html and "SBD" in html
     assert "A *beats* B_1 | `x`" in html.replace("&quot;", '"')  # escaped, shown literally
     assert html.count("<table") == 3  # Claims + Checks for δ-Mem, Claims for SBD
-    assert summary_line(papers).startswith(f"Claims: 2 {REPRODUCED}, 0 {NOT_REPRODUCED}")
+    assert summary_line(papers).startswith(f"Claims: 2 {REPRODUCED}, 0 {CONTRADICTED}")

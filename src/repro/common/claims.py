@@ -60,7 +60,13 @@ class Claim:
 
 
 def _missing(value) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, or a NaN of any float type (a NumPy float32 NaN is not a Python float)."""
+    if value is None:
+        return True
+    try:
+        return math.isnan(float(value))
+    except (TypeError, ValueError):
+        return False
 
 
 def missing_seeds(values: Mapping[Any, Any]) -> list:
@@ -312,7 +318,11 @@ def comparison_claim(
         (
             f"vs {b}",
             paired_claim(
-                claim_id, spec, a, _per_seed(document, b, metric), min_effect=min_effects.get(metric)
+                claim_id,
+                spec,
+                a,
+                _per_seed(document, b, metric),
+                min_effect=min_effects.get(metric),
             ),
         )
         for b in spec["baselines"]

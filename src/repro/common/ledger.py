@@ -54,9 +54,7 @@ def _split(papers: Papers):
 
 def _count(entries, verdicts) -> str:
     counts = {v: sum(e["verdict"] == v for e in entries) for v in verdicts}
-    counts |= {
-        v: n for v in OPTIONAL_VERDICTS if (n := sum(e["verdict"] == v for e in entries))
-    }
+    counts |= {v: n for v in OPTIONAL_VERDICTS if (n := sum(e["verdict"] == v for e in entries))}
     return ", ".join(f"{n} {v}" for v, n in counts.items())
 
 
