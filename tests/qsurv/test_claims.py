@@ -6,7 +6,7 @@
 * ``comparison`` with paired criteria: the per-seed differences and the t interval by
   hand; "matches" is two-sided.
 * For every claim in each config (embedded, full scale, test), inputs under which it must
-  come out "not reproduced" do so, and inputs under which it should hold do (the claim can
+  come out "contradicted" do so, and inputs under which it should hold do (the claim can
   go either way); a missing method or a NaN gives "not reproduced" with the reason.
 """
 
@@ -18,9 +18,17 @@ import pytest
 import yaml
 from scipy import stats
 
-from repro.common.claims import FAILED, NOT_REPRODUCED, NOT_TESTED, PASSED, REPRODUCED
+from repro.common.claims import (
+    CONTRADICTED,
+    FAILED,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTED,
+    PASSED,
+    REPRODUCED,
+)
 from repro.common.io import read_json, write_json
-from repro.qsurv.claims import check_claims
+from repro.qsurv.claims import MIN_EFFECTS, check_claims
 from tests.conftest import ROOT
 
 NODES = [2, 3, 4, 8]
@@ -93,7 +101,7 @@ def test_convergence_slopes_by_hand_and_the_bound_as_a_check(tmp_path):
 def test_convergence_fails_when_gl_is_no_steeper(tmp_path):
     results = run(tmp_path, {"c": CONVERGENCE}, quadrature(-0.5, -0.5), {})
     assert results["c"].measured == pytest.approx(1.0)
-    assert results["c"].verdict == NOT_REPRODUCED
+    assert results["c"].verdict == CONTRADICTED
     # a rule whose error never leaves the rounding floor has no slope: not reproduced
     results = run(tmp_path, {"c": CONVERGENCE}, quadrature(-20.0, -0.5), {})
     assert results["c"].measured is None and results["c"].verdict == NOT_REPRODUCED
@@ -124,8 +132,8 @@ def test_paired_comparison_by_hand(tmp_path):
     claim = results["at_least"]
     assert claim.measured == pytest.approx(diff.mean())
     assert claim.interval == pytest.approx((diff.mean() - half, diff.mean() + half))
-    assert claim.verdict == (REPRODUCED if diff.mean() - half > -0.02 else NOT_REPRODUCED)
-    assert results["beats"].verdict == NOT_REPRODUCED  # the interval vs b1 straddles 0
+    assert claim.verdict == (REPRODUCED if diff.mean() - half > -0.02 else INCONCLUSIVE)
+    assert results["beats"].verdict == INCONCLUSIVE  # the interval vs b1 straddles 0
     assert claim.details.split("least favourable")[-1].strip(": ").endswith("b1")
 
 
@@ -141,7 +149,7 @@ def test_matches_is_two_sided(tmp_path):
         quadrature(-3, -0.5),
         {"d": metrics("d", values, "m")},
     )
-    assert results["same"].verdict == NOT_REPRODUCED
+    assert results["same"].verdict == CONTRADICTED
     assert results["no_worse"].verdict == REPRODUCED
     assert results["same"].measured == pytest.approx(0.02, abs=1e-12)  # positive: A better
 
@@ -166,7 +174,8 @@ def comparison_inputs(spec, advantage: float) -> dict:
     rng = np.random.default_rng(0)
     base = 0.5 + 0.01 * rng.normal(size=5)
     values = {b: list(base + 1e-4 * rng.normal(size=5)) for b in spec["baselines"]}
-    values[spec["method"]] = list(base + sign * advantage * criterion["delta"])
+    margin = criterion.get("delta", MIN_EFFECTS[spec["metric"]])
+    values[spec["method"]] = list(base + sign * advantage * margin)
     return {spec["dataset"]: metrics(spec["dataset"], values, spec["metric"])}
 
 
@@ -181,7 +190,7 @@ def test_every_configured_claim_can_fail_and_hold(tmp_path, config, cid, spec):
         even = 0.0  # as good as the baselines: at_least and matches hold, beats does not
         good = 3.0 if spec["criterion"]["test"] == "beats" else even
         holding = [quadrature(-3, -0.5), comparison_inputs(spec, good)]
-    assert run(tmp_path, {cid: spec}, *failing)[cid].verdict == NOT_REPRODUCED
+    assert run(tmp_path, {cid: spec}, *failing)[cid].verdict == CONTRADICTED
     assert run(tmp_path, {cid: spec}, *holding)[cid].verdict == REPRODUCED
     if spec["kind"] == "comparison":  # a NaN, then a missing method: verdicts, no crash
         documents = comparison_inputs(spec, 0.0)

@@ -140,7 +140,8 @@ def test_claims_follow_from_metrics_and_criteria(run):
     assert k3["measured"] == pytest.approx(diff.mean)
     assert k3["interval"] == pytest.approx([diff.low, diff.high])
     delta = Q["claims"]["hazard_vs_trapezoid_k3"]["criterion"]["delta"]
-    assert k3["verdict"] == ("reproduced" if diff.low > -delta else "not reproduced")
+    expected = "reproduced" if diff.low > -delta else "inconclusive"
+    assert k3["verdict"] == ("contradicted" if diff.high < -delta else expected)
     assert claims["imaging"]["verdict"] == "not tested at this scale"
     bound = claims["gl_error_bound"]
     assert bound["type"] == "check" and bound["verdict"] == "passed" and bound["measured"] == 0
