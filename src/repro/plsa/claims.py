@@ -31,7 +31,6 @@ from repro.common.claims import (
 from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import read_json, write_json
 
-
 # The smallest target-accuracy gain that counts as one method beating another (a "beats"
 # claim's margin): one point of accuracy, about the seed-to-seed spread of ERM on the CSBMs.
 MIN_EFFECTS = {"target_accuracy": 0.01}
