@@ -1,6 +1,6 @@
 """Names the config may use, kept import-light: the Snakefile checks the config with them."""
 
-BUNDLED = ("gbsg2", "flchain", "whas500", "veterans", "aids", "rossi")
+BUNDLED = ("gbsg2", "flchain", "whas500", "veterans", "aids", "rossi", "support2", "nwtco")
 FILE_FORMATS = ("deepsurv_h5", "rdatasets_csv")
 SCENARIOS = ("gompertz", "loglogistic", "weibull")
 # metrics of results/qsurv/metrics/<dataset>.json (the curve errors on synthetic data only):

@@ -69,8 +69,44 @@ class SurvivalFrame:
             raise ValueError("events must be 0 (censored) or 1 (event)")
 
 
+# SurvSet (PyPI ``survset``, GPLv3) ships SUPPORT2 and NWTCO in its wheel, with ``num_`` and
+# ``fac_`` column prefixes. What is left out, and why:
+# - SUPPORT2: ``sfdm2`` (functional disability measured at the 2-month follow-up: it reads the
+#   outcome), ``surv2m``/``surv6m`` (the SUPPORT prognostic model's survival estimates, a
+#   fitted model's output rather than a covariate) and ``fac_num_co`` (``num_num_co`` again,
+#   as a factor). The paper keeps durations ≥ 3 days (SurvSet's copy already starts at 3).
+# - NWTCO: ``in_subcohort`` (the case-cohort sampling flag, as the Rdatasets loader drops
+#   ``in.subcohort``) and ``num_stage`` (``fac_stage`` as a number); instit, histol, stage
+#   and study stay categorical as in :data:`RDATASETS`.
+SURVSET = {
+    "support2": dict(
+        drop=["fac_sfdm2", "num_surv2m", "num_surv6m", "fac_num_co"], min_duration=3.0
+    ),
+    "nwtco": dict(drop=["fac_in_subcohort", "num_stage"], min_duration=0.0),
+}
+
+
+def load_survset(name: str) -> SurvivalFrame:
+    """SUPPORT2 or NWTCO from the SurvSet wheel (no network): raw covariates, factor columns as
+    strings (missing stays missing and is imputed on the training split)."""
+    from SurvSet.data import SurvLoader  # the wheel's pickles: only where these sets are used
+
+    if name not in SURVSET:
+        raise ValueError(f"no SurvSet spec for {name!r}; known: {sorted(SURVSET)}")
+    spec = SURVSET[name]
+    frame = SurvLoader().load_dataset(name)["df"]
+    frame = frame[frame["time"] >= spec["min_duration"]].reset_index(drop=True)
+    durations, events = frame.pop("time"), frame.pop("event")
+    frame = frame.drop(columns=["pid", *spec["drop"]])
+    for column in [c for c in frame if c.startswith("fac_")]:
+        frame[column] = frame[column].map(lambda v: v if pd.isna(v) else str(v))
+    return _positive_times(frame, durations, events)
+
+
 def load_bundled(name: str) -> SurvivalFrame:
-    """Real data sets that ship inside scikit-survival and lifelines (no network)."""
+    """Real data sets that ship inside scikit-survival, lifelines and SurvSet (no network)."""
+    if name in SURVSET:
+        return load_survset(name)
     if name == "rossi":
         from lifelines.datasets import load_rossi
 
