@@ -14,7 +14,7 @@ import h5py
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
-from sklearn.impute import SimpleImputer
+from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
@@ -184,21 +184,40 @@ def split_indices(events: np.ndarray, fractions: tuple[float, float, float], see
 
 
 def make_preprocessor(covariates: pd.DataFrame) -> ColumnTransformer:
-    """Mean imputation + missingness indicator + scaling; one-hot (first level dropped)."""
+    """Mean imputation + missingness indicator + scaling; one-hot (first level dropped).
+
+    Which columns get an indicator and which levels a factor has are read from the whole
+    table (only its missingness and level names, no outcome), so that every seed's split has
+    the same columns: SUPPORT2 has numeric columns with a single missing value, which a
+    per-split choice would give an indicator in some seeds only. The imputed values, the
+    scaling and the most frequent level are still fitted on the training split.
+    """
     numeric = covariates.select_dtypes(include="number").columns.tolist()
     categorical = [c for c in covariates.columns if c not in numeric]
+    with_missing = [c for c in numeric if covariates[c].isna().any()]
+    levels = [sorted(covariates[c].dropna().unique()) for c in categorical]
     return ColumnTransformer(
         [
             (
                 "numeric",
-                make_pipeline(SimpleImputer(strategy="mean", add_indicator=True), StandardScaler()),
+                make_pipeline(SimpleImputer(strategy="mean"), StandardScaler()),
                 numeric,
+            ),
+            (
+                "missing",
+                make_pipeline(MissingIndicator(features="all"), StandardScaler()),
+                with_missing,
             ),
             (
                 "categorical",
                 make_pipeline(
                     SimpleImputer(strategy="most_frequent"),
-                    OneHotEncoder(drop="first", handle_unknown="ignore", sparse_output=False),
+                    OneHotEncoder(
+                        categories=levels,
+                        drop="first",
+                        handle_unknown="ignore",
+                        sparse_output=False,
+                    ),
                 ),
                 categorical,
             ),
