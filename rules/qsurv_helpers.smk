@@ -45,10 +45,11 @@ def qsurv_raw_input(wildcards):
 
 def qsurv_prepare_params(wildcards):
     q = qsurv_config()
+    real = q.get("real_datasets", {}).get(wildcards.dataset, {})
     return {
         "dataset": wildcards.dataset,
         "source": qsurv_source(wildcards.dataset),
-        "seeds": q["seeds"],
+        "seeds": real.get("seeds", q["seeds"]),
         "fractions": q["split"],
         "n_samples": q["synthetic"]["n_samples"],
         "censoring_rate": q["synthetic"]["censoring_rate"],
