@@ -265,3 +265,21 @@ def test_film_and_concat_learn_the_hazard(tiny_split, tmp_path, conditioning):
         )
         errors.append(curve_l1(interval_hazard(surv, grid), true_hazard, mid))
     assert errors[1] < 0.3 * errors[0], errors
+
+
+def test_coxph_leaves_out_a_column_constant_on_the_training_split(tiny_split):
+    """A missingness indicator that is 0 on every training row (SUPPORT2) made lifelines' Newton
+    steps NaN; left out, the fit equals the fit without that column, and the test rows' own
+    values of it do not matter."""
+    with_constant = dict(tiny_split)
+    for part in ("train", "val", "test"):
+        x = tiny_split[f"x_{part}"]
+        column = np.zeros((len(x), 1)) if part == "train" else np.ones((len(x), 1))
+        with_constant[f"x_{part}"] = np.hstack([column, x])
+    predict_constant, info = fit_baseline(with_constant, "coxph")
+    predict, reference = fit_baseline(tiny_split, "coxph")
+    np.testing.assert_allclose(info["coefficients"], reference["coefficients"])
+    grid = np.linspace(0.1, tiny_split["t_train"].max(), 7)
+    np.testing.assert_allclose(
+        predict_constant(with_constant["x_test"], grid), predict(tiny_split["x_test"], grid)
+    )

@@ -234,15 +234,20 @@ def _fit_pycox(cfg: BaselineConfig, split: dict[str, np.ndarray], device: torch.
 def _fit_coxph(cfg: BaselineConfig, split: dict[str, np.ndarray]):
     from lifelines import CoxPHFitter
 
-    columns = [f"x{i}" for i in range(split["x_train"].shape[1])]
-    frame = pd.DataFrame(split["x_train"], columns=columns)
+    # lifelines divides every covariate by its standard deviation: a column constant on the
+    # training split (a missingness indicator whose only missing value fell in the test
+    # split, as in SUPPORT2) would make the Newton steps NaN. It carries no information for
+    # the fit, so it is left out of the fit and of the predictions.
+    varying = np.flatnonzero(split["x_train"].std(axis=0) > 0)
+    columns = [f"x{i}" for i in varying]
+    frame = pd.DataFrame(split["x_train"][:, varying], columns=columns)
     frame["duration"], frame["event"] = split["t_train"], split["e_train"]
     fitter = CoxPHFitter(penalizer=cfg.coxph_penalizer).fit(frame, "duration", "event")
 
     def predict(x, grid):
         # at the baseline's own times, then as a step function (lifelines' ``times=``
         # would interpolate linearly between them)
-        surv = fitter.predict_survival_function(pd.DataFrame(x, columns=columns))
+        surv = fitter.predict_survival_function(pd.DataFrame(x[:, varying], columns=columns))
         return step_survival(surv.index.to_numpy(), surv.to_numpy().T, grid)
 
     return predict, {"epochs": 0, "coefficients": fitter.params_.to_numpy()}
