@@ -8,6 +8,7 @@ import hashlib
 import http.server
 import multiprocessing
 import threading
+from pathlib import Path
 
 import pytest
 import yaml
@@ -197,3 +198,12 @@ def test_referenced_downloads_are_those_enabled_papers_name():
         },
     }
     assert referenced_downloads(config) == ["a", "b", "d"]
+
+
+def test_the_full_scale_lock_is_a_lock_of_full_yaml_entries():
+    root = Path(__file__).resolve().parents[2]
+    full = yaml.safe_load((root / "config" / "full.yaml").read_text())
+    path = root / full["downloads_lock_file"]
+    assert path.read_text().startswith(HEADER)
+    for name, entry in read_lock(path).items():
+        assert entry.url == full["downloads"][name]["url"], name

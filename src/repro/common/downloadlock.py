@@ -23,7 +23,6 @@ from repro.common.download import ChecksumMismatch, DownloadError, Fetched, fetc
 
 log = logging.getLogger(__name__)
 DEFAULT_LOCK_FILE = "config/downloads.lock.yaml"
-MODES = ("record", "strict")  # config key downloads_lock
 HEADER = """\
 # The download lock (repro.common.downloadlock; config/README.md, "Downloads"): sha256, size
 # and, where the server named it, the revision (Hugging Face X-Repo-Commit) and ETag of every
