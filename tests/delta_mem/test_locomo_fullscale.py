@@ -169,15 +169,6 @@ def test_conditions_on_a_tiny_qwen3(tiny_qwen3):
         fullscale.answer_conversation(model, tokenizer, dm, conversation, "oracle", sampling)
 
 
-def test_the_base_adapter_has_zero_heads(tiny_qwen3, monkeypatch):
-    model, tokenizer = tiny_qwen3
-    monkeypatch.setattr(fullscale, "load_model", lambda *a: (model, tokenizer))
-    _, _, dm = fullscale.model_with_memory(
-        "tiny", "cpu", "float32", MemoryConfig(rank=4, init="base_slice_fixed"), None
-    )
-    assert all(m.delta_q.weight.abs().max() == 0 for m in dm.memories)
-
-
 def test_generation_gets_an_attention_mask_and_pad_id_zero(word_qwen3):
     model, tokenizer = word_qwen3(["a", "b"])
     tokenizer.pad_token_id = 0  # a valid id; "or eos" would replace it
