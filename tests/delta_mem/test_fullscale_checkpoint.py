@@ -18,6 +18,7 @@ from repro.delta_mem import fullmab, fullscale, fulltrain, locomo
 from repro.delta_mem import memoryagentbench as mab
 from repro.delta_mem.generation import Sampling, encode_chat
 from repro.delta_mem.memory import MemoryConfig
+from tests.delta_mem.conftest import tiny_qwen3, word_tokenizer
 from tests.delta_mem.test_memoryagentbench import ROWS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
@@ -32,40 +33,17 @@ MEMORY = MemoryConfig(rank=4, init="base_slice_fixed")
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     """A saved tiny Qwen3 checkpoint directory (config.json, model.safetensors, tokenizer)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
-
     conversations = locomo.load(str(FIXTURE))
     text = " ".join(m["content"] for c in conversations for m in locomo.history_messages(c))
     text += " " + " ".join([locomo.QA_PROMPT, mab.PROMPT, *(r["context"] for r in ROWS)])
     words = sorted(set(text.split()) | {"user", "assistant", "system"})
-    specials = ["[UNK]", "[PAD]", "<|im_end|>", "<|im_start|>"]
-    vocab = {w: i for i, w in enumerate([*specials, *words])}
-    raw = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
-    raw.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=raw,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        eos_token="<|im_end|>",
-        additional_special_tokens=["<|im_start|>"],
-    )
+    tokenizer = word_tokenizer(words, eos="<|im_end|>", specials=["<|im_start|>"])
     tokenizer.chat_template = CHATML
-    torch.manual_seed(0)
-    config = Qwen3Config(
-        vocab_size=len(vocab),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        max_position_embeddings=4096,
-        eos_token_id=2,
-        pad_token_id=1,
+    model = tiny_qwen3(
+        vocab_size=len(tokenizer), max_position_embeddings=4096, eos_token_id=2, pad_token_id=1
     )
     path = tmp_path_factory.mktemp("qwen3_tiny")
-    Qwen3ForCausalLM(config).save_pretrained(path)
+    model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return str(path)
 
