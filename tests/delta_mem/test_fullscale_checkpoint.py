@@ -7,7 +7,6 @@ MemoryAgentBench answers, each job as the rules run it (no stand-ins, no monkeyp
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,9 +18,9 @@ from repro.delta_mem import memoryagentbench as mab
 from repro.delta_mem.generation import Sampling, encode_chat
 from repro.delta_mem.memory import MemoryConfig
 from tests.delta_mem.conftest import tiny_qwen3, word_tokenizer
+from tests.delta_mem.test_locomo_fullscale import EPISODE, FIXTURE
 from tests.delta_mem.test_memoryagentbench import ROWS
 
-FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
 # Qwen's ChatML layout (the real template also handles tools and thinking; not needed here)
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
@@ -70,13 +69,7 @@ def test_load_model_reads_the_checkpoint_as_transformers_qwen3(checkpoint):
 
 def test_train_then_answer_locomo_and_mab_from_the_checkpoint(checkpoint, tmp_path):
     episodes = tmp_path / "episodes.jsonl"
-    episode = [
-        {"role": "user", "content": "Ana said, I adopted a dog named Pixel"},
-        {"role": "assistant", "content": "Lovely"},
-        {"role": "user", "content": "Question: What did Ana adopt? Short answer:"},
-        {"role": "assistant", "content": "dog named Pixel"},
-    ]
-    episodes.write_text("\n".join(json.dumps({"messages": episode}) for _ in range(4)))
+    episodes.write_text("\n".join(json.dumps({"messages": EPISODE}) for _ in range(4)))
     adapter = tmp_path / "adapter"
     cfg = fulltrain.FullTrainConfig(lr=3e-2, grad_accum=2, write_length=16, visible_length=64)
     fulltrain.run(

@@ -14,6 +14,12 @@ from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.wrapper import DeltaMem
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
+EPISODE = [  # one training episode: a fact in the history, its question and answer
+    {"role": "user", "content": "Ana said, I adopted a dog named Pixel"},
+    {"role": "assistant", "content": "Lovely"},
+    {"role": "user", "content": "Question: What did Ana adopt? Short answer:"},
+    {"role": "assistant", "content": "dog named Pixel"},
+]
 
 
 def _randomise(dm, seed=1):
@@ -213,13 +219,7 @@ def test_episode_training_on_a_tiny_qwen3(tiny_qwen3, tmp_path):
 
     model, tokenizer = tiny_qwen3
     path = tmp_path / "episodes.jsonl"
-    episode = [
-        {"role": "user", "content": "Ana said, I adopted a dog named Pixel"},
-        {"role": "assistant", "content": "Lovely"},
-        {"role": "user", "content": "Question: What did Ana adopt? Short answer:"},
-        {"role": "assistant", "content": "dog named Pixel"},
-    ]
-    path.write_text("\n".join(__import__("json").dumps({"messages": episode}) for _ in range(6)))
+    path.write_text("\n".join(__import__("json").dumps({"messages": EPISODE}) for _ in range(6)))
     episodes = fulltrain.read_episodes(str(path))
     cfg = fulltrain.FullTrainConfig(lr=3e-2, grad_accum=2, write_length=8, visible_length=64)
     history, visible, labels = fulltrain.episode_tensors(tokenizer, episodes[0], cfg)
