@@ -137,20 +137,9 @@ def _attempt(url: str, dest: pathlib.Path, sha256: str | None, timeout: float) -
     return Fetched(dest, digest, size, revision, etag)
 
 
-def download(
-    url: str,
-    dest: str | os.PathLike,
-    *,
-    sha256: str | None,
-    retries: int = 3,
-    timeout: float = 60.0,
-    backoff_s: float = 1.0,
-) -> pathlib.Path:
-    """Download `url` to `dest` atomically. `retries` is the number of attempts in all (>= 1);
-    waits backoff_s * 2**k between them. Raises DownloadError; dest is untouched on failure."""
-    return fetch(
-        url, dest, sha256=sha256, retries=retries, timeout=timeout, backoff_s=backoff_s
-    ).path
+def download(url: str, dest: str | os.PathLike, **options) -> pathlib.Path:
+    """`fetch`, returning the path only (the options are fetch's)."""
+    return fetch(url, dest, **options).path
 
 
 def fetch(
@@ -162,9 +151,11 @@ def fetch(
     timeout: float = 60.0,
     backoff_s: float = 1.0,
 ) -> Fetched:
-    """`download`, returning what was fetched (digest, size, the server's revision). A dest
-    already present with the expected sha256 is kept (no request; revision unknown). A final
-    sha256 mismatch raises DownloadError caused by ChecksumMismatch."""
+    """Download `url` to `dest` atomically; return what was fetched (digest, size, the
+    server's revision). `retries` is the number of attempts in all (>= 1); waits
+    backoff_s * 2**k between them. Raises DownloadError (a final sha256 mismatch: caused by
+    ChecksumMismatch); dest is untouched on failure. A dest already present with the
+    expected sha256 is kept (no request; revision unknown)."""
     dest = pathlib.Path(dest)
     if sha256 and dest.is_file() and sha256_of(dest) == sha256.lower():
         log.info("%s already present with the expected sha256", dest)
