@@ -12,6 +12,13 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common.configcheck import ConfigError  # noqa: E402
 from repro.common.device import visible_gpu_count  # noqa: E402
+from repro.common.downloadlock import (  # noqa: E402
+    LockError,
+    expected_sha256,
+    lock_settings,
+    read_lock,
+)
+from repro.common.downloadplan import referenced_downloads, summary  # noqa: E402
 
 # The registered papers: adding a paper is one entry here (README "Adding a paper").
 PAPERS = (
@@ -96,6 +103,37 @@ def downloads(verified):
     return [
         d for d, spec in config["downloads"].items() if bool(spec["sha256"]) == verified
     ]
+
+
+def needed_downloads():
+    """Every download an enabled paper names (the `downloads` target), and nothing else."""
+    return [download_path(name) for name in referenced_downloads(config)]
+
+
+DOWNLOAD_RULES = ("download_dataset", "download_unverified")
+
+
+def announce_downloads():
+    """Before the first job (onstart): the files this run will download with their sizes from
+    HEAD requests; under downloads_lock: strict, stop here if the lock would refuse one.
+    """
+    jobs = [j for j in workflow.dag.needrun_jobs() if j.rule.name in DOWNLOAD_RULES]
+    if not jobs:
+        return
+    lock_path, strict = lock_settings(config)
+    lock = read_lock(lock_path)
+    urls, refused = {}, {}
+    for job in jobs:
+        name = job.wildcards[0]
+        spec = config["downloads"][name]
+        urls[name] = spec["url"]
+        try:
+            expected_sha256(name, spec["url"], spec["sha256"], lock, lock_path, strict)
+        except LockError as error:
+            refused[name] = str(error)
+    print(summary(urls, refused), flush=True)
+    if refused:
+        raise WorkflowError("\n".join(refused.values()))
 
 
 # One GPU job per visible GPU on a local run, without extra flags. The limit is set only

@@ -1,7 +1,19 @@
 # Downloads shared by every paper: pinned URL, sha256 checked twice (by the helper while
 # streaming and by Snakemake's ensure), atomic rename, so an interrupted download leaves
-# nothing behind. Files whose checksum is not known yet (sha256: null) go through
-# download_unverified, which logs the digest it saw so that it can be pinned.
+# nothing behind. Files whose checksum is not in the config (sha256: null) go through
+# download_unverified, which checks them against the download lock (downloads_lock_file) or
+# locks what it got. `snakemake downloads` fetches every file the config needs, and nothing
+# else (on a login node, before submitting the rest); every run that downloads prints the
+# files and their total size first.
+
+
+onstart:
+    announce_downloads()
+
+
+rule downloads:
+    input:
+        needed_downloads(),
 
 
 rule download_dataset:

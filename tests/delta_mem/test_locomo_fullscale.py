@@ -14,6 +14,12 @@ from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.wrapper import DeltaMem
 
 FIXTURE = Path(__file__).parent / "fixtures" / "locomo_tiny.json"
+EPISODE = [  # one training episode: a fact in the history, its question and answer
+    {"role": "user", "content": "Ana said, I adopted a dog named Pixel"},
+    {"role": "assistant", "content": "Lovely"},
+    {"role": "user", "content": "Question: What did Ana adopt? Short answer:"},
+    {"role": "assistant", "content": "dog named Pixel"},
+]
 
 
 def _randomise(dm, seed=1):
@@ -169,15 +175,6 @@ def test_conditions_on_a_tiny_qwen3(tiny_qwen3):
         fullscale.answer_conversation(model, tokenizer, dm, conversation, "oracle", sampling)
 
 
-def test_the_base_adapter_has_zero_heads(tiny_qwen3, monkeypatch):
-    model, tokenizer = tiny_qwen3
-    monkeypatch.setattr(fullscale, "load_model", lambda *a: (model, tokenizer))
-    _, _, dm = fullscale.model_with_memory(
-        "tiny", "cpu", "float32", MemoryConfig(rank=4, init="base_slice_fixed"), None
-    )
-    assert all(m.delta_q.weight.abs().max() == 0 for m in dm.memories)
-
-
 def test_generation_gets_an_attention_mask_and_pad_id_zero(word_qwen3):
     model, tokenizer = word_qwen3(["a", "b"])
     tokenizer.pad_token_id = 0  # a valid id; "or eos" would replace it
@@ -222,13 +219,7 @@ def test_episode_training_on_a_tiny_qwen3(tiny_qwen3, tmp_path):
 
     model, tokenizer = tiny_qwen3
     path = tmp_path / "episodes.jsonl"
-    episode = [
-        {"role": "user", "content": "Ana said, I adopted a dog named Pixel"},
-        {"role": "assistant", "content": "Lovely"},
-        {"role": "user", "content": "Question: What did Ana adopt? Short answer:"},
-        {"role": "assistant", "content": "dog named Pixel"},
-    ]
-    path.write_text("\n".join(__import__("json").dumps({"messages": episode}) for _ in range(6)))
+    path.write_text("\n".join(__import__("json").dumps({"messages": EPISODE}) for _ in range(6)))
     episodes = fulltrain.read_episodes(str(path))
     cfg = fulltrain.FullTrainConfig(lr=3e-2, grad_accum=2, write_length=8, visible_length=64)
     history, visible, labels = fulltrain.episode_tensors(tokenizer, episodes[0], cfg)

@@ -13,6 +13,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 CHUNK = 1 << 20  # 1 MiB
@@ -26,6 +27,45 @@ class DownloadError(RuntimeError):
 
 class _Retryable(DownloadError):
     """A failure that a later attempt may not repeat (network, 5xx/429, truncation, digest)."""
+
+
+class ChecksumMismatch(_Retryable):
+    """The bytes received do not have the expected sha256."""
+
+
+# Headers naming the revision a moving URL resolved to: the Hugging Face Hub's commit (sent on
+# its redirect to the CDN too) and the entity tag of whichever response carried it.
+REVISION_HEADER = "X-Repo-Commit"
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """What a download gave: the file, its digest and size, and what the server said about
+    its revision (None where it said nothing)."""
+
+    path: pathlib.Path
+    sha256: str
+    size: int
+    revision: str | None = None
+    etag: str | None = None
+
+
+class _RecordingRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects as urllib does, keeping the headers of every hop (the Hub sends its
+    X-Repo-Commit on the redirect, not on the CDN's answer)."""
+
+    def __init__(self):
+        self.hops = []
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        self.hops.append(headers)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _revision(hops) -> tuple[str | None, str | None]:
+    """(revision, etag) from a response chain: the first X-Repo-Commit and the first ETag."""
+    revision = next((h[REVISION_HEADER] for h in hops if h.get(REVISION_HEADER)), None)
+    return revision, next((h["ETag"] for h in hops if h.get("ETag")), None)
 
 
 def sha256_of(path: str | os.PathLike) -> str:
@@ -57,12 +97,15 @@ def _copy(resp, out, url: str) -> str:
     return h.hexdigest()
 
 
-def _fetch(url: str, out, timeout: float) -> str:
-    """Stream `url` into `out`; sort failures into retryable and final ones."""
+def _fetch(url: str, out, timeout: float) -> tuple[str, str | None, str | None]:
+    """Stream `url` into `out`; return (sha256, revision, etag); sort failures into retryable
+    and final ones."""
     req = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    redirects = _RecordingRedirects()
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
-            return _copy(resp, out, url)
+        with urllib.request.build_opener(redirects).open(req, timeout=timeout) as resp:
+            digest = _copy(resp, out, url)
+            return (digest, *_revision([*redirects.hops, resp.headers]))
     except urllib.error.HTTPError as e:
         e.close()
         # 5xx and 429 are the server's momentary trouble; other 4xx will not change.
@@ -73,16 +116,17 @@ def _fetch(url: str, out, timeout: float) -> str:
         raise _Retryable(f"{type(e).__name__} for {url}: {e}") from e
 
 
-def _attempt(url: str, dest: pathlib.Path, sha256: str | None, timeout: float) -> None:
+def _attempt(url: str, dest: pathlib.Path, sha256: str | None, timeout: float) -> Fetched:
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix="." + dest.name, suffix=".part")
     try:
         with os.fdopen(fd, "wb") as out:
-            digest = _fetch(url, out, timeout)
+            digest, revision, etag = _fetch(url, out, timeout)
             out.flush()
             os.fsync(out.fileno())  # data on disk before the rename makes it visible
+            size = out.tell()
         if sha256 and digest != sha256.lower():
             want = f"expected {sha256.lower()}, got {digest}"
-            raise _Retryable(f"sha256 checksum mismatch for {url}: {want}")
+            raise ChecksumMismatch(f"sha256 checksum mismatch for {url}: {want}")
         if not sha256:
             log.warning("no sha256 pinned for %s; this copy has sha256 %s", url, digest)
         os.chmod(tmp, 0o644)  # mkstemp creates 0600; shared data folders need readable files
@@ -90,9 +134,15 @@ def _attempt(url: str, dest: pathlib.Path, sha256: str | None, timeout: float) -
     except BaseException:  # also Ctrl-C: never leave a partial file behind
         os.unlink(tmp)  # still there: os.replace is the last step
         raise
+    return Fetched(dest, digest, size, revision, etag)
 
 
-def download(
+def download(url: str, dest: str | os.PathLike, **options) -> pathlib.Path:
+    """`fetch`, returning the path only (the options are fetch's)."""
+    return fetch(url, dest, **options).path
+
+
+def fetch(
     url: str,
     dest: str | os.PathLike,
     *,
@@ -100,19 +150,21 @@ def download(
     retries: int = 3,
     timeout: float = 60.0,
     backoff_s: float = 1.0,
-) -> pathlib.Path:
-    """Download `url` to `dest` atomically. `retries` is the number of attempts in all (>= 1);
-    waits backoff_s * 2**k between them. Raises DownloadError; dest is untouched on failure."""
+) -> Fetched:
+    """Download `url` to `dest` atomically; return what was fetched (digest, size, the
+    server's revision). `retries` is the number of attempts in all (>= 1); waits
+    backoff_s * 2**k between them. Raises DownloadError (a final sha256 mismatch: caused by
+    ChecksumMismatch); dest is untouched on failure. A dest already present with the
+    expected sha256 is kept (no request; revision unknown)."""
     dest = pathlib.Path(dest)
     if sha256 and dest.is_file() and sha256_of(dest) == sha256.lower():
         log.info("%s already present with the expected sha256", dest)
-        return dest
+        return Fetched(dest, sha256.lower(), dest.stat().st_size)
     dest.parent.mkdir(parents=True, exist_ok=True)
     attempts = max(1, retries)
     for k in range(attempts):
         try:
-            _attempt(url, dest, sha256, timeout)
-            return dest
+            return _attempt(url, dest, sha256, timeout)
         except _Retryable as e:
             if k + 1 == attempts:
                 raise DownloadError(f"{e} (gave up after {attempts} attempt(s))") from e
