@@ -66,7 +66,6 @@ def summarize(
         "rho": rho,
         "loo": loo,
         "risk_coverage": analysis.risk_curves(main, cfg, loo),
-        "aggregate_vs_rho": {s: analysis.aggregate_vs_rho(rho, s) for s in ("nn_l2", "nn_cosine")},
         "baselines": analysis.baselines(true_deltas(adata), pair_table(adata)),
         "quality_by_model": main.groupby(["model", "seed"])[cfg.quality]
         .mean()
