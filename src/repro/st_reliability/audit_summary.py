@@ -97,6 +97,10 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         },
         "median_abs_cos_stress": float(np.median(per_group)),
         "median_abs_cos_stress_per_seed": [float(np.median(s)) for s in cos_stress],
+        **{
+            f"median_abs_cos_stress_{key}_per_seed": [float(np.median(s)) for s in v]
+            for key, v in explorations.items()
+        },
         "cross_group_abs_cos": matrix.tolist(),
         "median_cross_group_abs_cos": float(np.median(off)) if off.size else float("nan"),
         "enrichment_seed0": dict(zip(names, enrichment[0], strict=True)),

@@ -69,6 +69,7 @@ def bootstrap_rho(
     pooled: dict | None = None,
     paired: dict[str, tuple[str, str]] | None = None,
     aggregate: tuple[str, ...] = (),
+    resample_seeds: bool = True,
 ) -> dict:
     """Hierarchical bootstrap of ρ(q, signal) (see the module doc).
 
@@ -78,11 +79,15 @@ def bootstrap_rho(
     advantage −ρ_a − ρ_b of distance ``a`` (trusted when small) over score ``b`` (trusted
     when large), per group and as the median over groups. ``aggregate`` names the signals
     for which the Spearman across groups of (group mean q, group −ρ) is computed (C8).
+    ``resample_seeds=False`` keeps every seed in every draw (predictions only: the old
+    interval, which leaves the seed-to-seed spread out; kept for the coverage test).
     Returns {"groups": {g: {name: {rho, low, high, per_seed}, "mean_quality", "n"}},
-    "median_group": {...}, "pooled": {...}, "aggregate": {...}, "seeds_resampled": True}.
+    "median_group": {...}, "pooled": {...}, "aggregate": {...}, "seeds_resampled"}.
     """
     n_seeds = q.shape[0]
     idx, seed_idx = resamples(groups, n_seeds, n_boot, rng)
+    if not resample_seeds:
+        seed_idx = np.tile(np.arange(n_seeds), (n_boot, 1))
     alpha = (1 - confidence) / 2
     names = sorted(set(groups))
     cols = {g: np.flatnonzero(groups == g) for g in names}
@@ -124,7 +129,7 @@ def bootstrap_rho(
         },
         "pooled": {},
         "aggregate": {},
-        "seeds_resampled": True,
+        "seeds_resampled": resample_seeds,
     }
     for name, s in (pooled or {}).items():
         per_seed = _rho(q, s)
