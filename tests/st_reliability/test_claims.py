@@ -135,6 +135,12 @@ def good_doc():
             },
             "deciles": {"nn_l2": falling, "nn_cosine": falling},
         },
+        "rho_novel": {
+            "groups": copy.deepcopy(groups),
+            "median_group": copy.deepcopy(median),
+            "pooled": copy.deepcopy(median),
+            "pooled_raw": copy.deepcopy(median),
+        },
         "loo": {"nn_l2|group_median": loo, "nn_cosine|group_median": copy.deepcopy(loo)},
         "spectra": spectra(),
         "gene_maps": gene_maps(0.3, 0.8),
@@ -260,6 +266,13 @@ FAILING = {
             _spoil(["rho", "median_group", "nn_cosine_vs_magnitude"], rho(0.02, -0.01, 0.04)),
             CONTRADICTED,
         )
+    ],
+    "c5_tracks_cosine_novel": [
+        (_spoil(["rho_novel", "median_group", "nn_cosine"], rho(-0.1)), CONTRADICTED),
+        (_spoil(["rho_novel"], None), NOT_TESTED),
+    ],
+    "c7_beats_magnitude_l2_novel": [
+        (_spoil(["rho_novel", "median_group", "nn_l2_vs_magnitude"], rho(-0.3)), CONTRADICTED)
     ],
     "c8_not_aggregate_l2": [
         (_spoil(["rho", "aggregate", "nn_l2"], rho(0.8, 0.6, 0.9, key="spearman")), CONTRADICTED),

@@ -156,11 +156,11 @@ def risk_curves(df: pd.DataFrame, cfg: AnalysisConfig, loo: dict) -> dict:
 
 
 def baselines(deltas: pd.DataFrame, pairs: pd.DataFrame) -> dict:
-    """Table 1's simple predictors on the held-out pairs: the line's mean training Δ
+    """Table 1's simple predictors on the few-shot pairs: the line's mean training Δ
     (perturbed mean) and the same perturbation's mean Δ in the lines that trained on it."""
     out = {"train_mean": [], "other_lines": []}
     train = pairs[pairs["split"] == "train"]
-    for line, pert in pairs.index[pairs["split"] != "train"]:
+    for line, pert in pairs.index[pairs["split"] == "fewshot"]:
         true = deltas.loc[(line, pert)].to_numpy()[None]
         mean = deltas.loc[line].loc[train.loc[line].index].mean().to_numpy()[None]
         out["train_mean"].append(float(pearson_rows(mean, true)[0]))

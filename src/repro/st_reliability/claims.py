@@ -174,15 +174,35 @@ def program_gene_map(cid, spec, strong, negative):
     return dataclasses.replace(claim, details="; ".join([claim.details, *shown]))
 
 
+def _regime(doc: dict, spec: dict) -> dict | None:
+    """The ρ tables of the claim's regime: ``fewshot`` (default) or ``novel`` (whole
+    families held out in a line; None when this run has no such pairs)."""
+    return doc["rho"] if spec.get("regime", "fewshot") == "fewshot" else doc.get("rho_novel")
+
+
+def regime(handler):
+    """Run ``handler(cid, spec, rho tables)``; "not tested" when the regime is absent."""
+
+    def run(cid, spec, doc):
+        rho = _regime(doc, spec)
+        if rho is None:
+            reason = f"no {spec.get('regime')} pairs in {spec['dataset']}"
+            return not_tested(cid, spec["claim"], reason, paper_value=spec.get("paper_value"))
+        return handler(cid, spec, rho)
+
+    return run
+
+
 @needs("dataset")
-def degrades_with_distance(cid, spec, doc):
+@regime
+def degrades_with_distance(cid, spec, rho):
     """C3: every group's ρ below 0 (three-way on the largest group ρ: its interval is the
     largest lower and the largest upper end) and a falling decile curve."""
     signal = spec["signal"]
-    groups = {g: v[signal] for g, v in doc["rho"]["groups"].items()}
+    groups = {g: v[signal] for g, v in rho["groups"].items()}
     worst = max(groups.values(), key=lambda r: r["rho"])
     highest = (max(r["low"] for r in groups.values()), max(r["high"] for r in groups.values()))
-    curve = doc["rho"]["deciles"][signal]["quality"]
+    curve = rho["deciles"][signal]["quality"]
     monotone = float(spearman(np.arange(len(curve)), np.asarray(curve, dtype=float)))
     rhos = rounded({g: r["rho"] for g, r in groups.items()})
     parts = [
@@ -215,10 +235,11 @@ def family_vs_pool(cid, spec, doc):
 
 
 @needs("dataset")
-def median_group_rho(cid, spec, doc):
+@regime
+def median_group_rho(cid, spec, rho):
     """C5 on the median over groups of the per-group ρ (hierarchical interval); the pooled ρ,
     raw and normalised per group, and the oracle are reported beside."""
-    signal, rho = spec["signal"], doc["rho"]
+    signal = spec["signal"]
     r = rho["median_group"][signal]
     details = [
         f"median group ρ per seed {rounded(r['per_seed'])}",
@@ -263,10 +284,10 @@ def loo_transfer(cid, spec, doc):
 
 
 @needs("dataset")
-def beats_magnitude(cid, spec, doc):
+@regime
+def beats_magnitude(cid, spec, rho):
     """C7, signed: −ρ_NN − ρ_mag (distance trusted when small, magnitude when large), the
     median over groups with its hierarchical interval, beats MIN_EFFECTS["rho"]."""
-    rho = doc["rho"]
     name = f"{spec['signal']}_vs_magnitude"
     per_group = {g: v[name]["rho"] for g, v in rho["groups"].items()}
     wins = sum(v > 0 for v in per_group.values())

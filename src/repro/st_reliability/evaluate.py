@@ -26,6 +26,7 @@ from repro.st_reliability.audit import audit_model, regression_map
 from repro.st_reliability.causal import causal_quality
 from repro.st_reliability.data import (
     CONTROL,
+    HELD_OUT,
     c4_probes,
     pair_table,
     read_cells,
@@ -61,7 +62,7 @@ def evaluate_seed(
 ) -> dict:
     deltas = true_deltas(adata)
     pairs = pair_table(adata)
-    held = pairs[pairs["split"] == "fewshot"]
+    held = pairs[pairs["split"].isin(HELD_OUT)]  # both regimes: few-shot and novel families
     by_line = _by_line(held)
     base = CellIndex.build(adata, np.zeros((adata.n_obs, 1), np.float32))
     basal = basal_sentences(
@@ -135,6 +136,7 @@ def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg
                 "split": pairs.loc[(line, p), "split"],
                 "clipped_above": above,
                 "family": pairs.loc[(line, p), "family"],
+                "rewired": pairs.loc[(line, p)].get("rewired", "unknown"),
                 "pearson_own": float(own[i]),
                 **{k: float(v[i]) for k, v in signals.items()},
             }
