@@ -89,6 +89,7 @@ def gene_maps(median, regression):
         "median_abs_cos_stress_regression_map_per_seed": [regression - 0.01, regression + 0.01],
         "abs_cos_stress_regression_map": dict.fromkeys(GROUPS, regression),
         "median_abs_cos_stress_gene_map_residual": 0.9,
+        "median_abs_cos_shuffled_program_regression_map_per_seed": [0.1, 0.12],
     }
 
 
@@ -310,6 +311,10 @@ def test_c2_is_the_regression_map_and_must_fail_in_the_negative_control():
     # a test that passes without a shared program is not evidence for one
     leaky = verdicts(good_doc(), negative_doc(0.7))["c2_shared_program"]
     assert leaky.verdict == CONTRADICTED
+    # the same map aligns as well with a permuted program: no evidence for the program
+    permuted = good_doc()
+    permuted["gene_maps"]["median_abs_cos_shuffled_program_regression_map_per_seed"] = [0.7] * 2
+    assert verdicts(permuted)["c2_shared_program"].verdict == CONTRADICTED
     weak = good_doc()
     weak["gene_maps"] = gene_maps(0.9, 0.3)  # the injection map high, the regression map low
     assert verdicts(weak)["c2_shared_program"].verdict == CONTRADICTED

@@ -10,6 +10,7 @@ from repro.st_reliability.audit import PER_LINE, cosine, program_vector
 
 STATS = ("rank1_energy", "stable_rank", "kl_uniform", "row_dispersion", "set_mean_share", *PER_LINE)
 # per line of the audited models: PCA of Δ̂ and of the true Δ across perturbations
+SHUFFLES = 20  # permutations of the program's gene labels (C2's negative control on any data)
 DELTA_PCA = (
     "pc1_fraction_delta_hat",
     "variance_delta_hat",
@@ -62,15 +63,23 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
     """|cos(gene map, planted program)| per (encoder, line) group, and the cross-group
     cosine matrix, both averaged over seeds (the map's sign is arbitrary: |cos|)."""
     stress = program_vector(programs)
+    # the program's gene labels permuted: a negative control of the map test on any data
+    # (real data included), the mean |cos| over SHUFFLES permutations
+    rng = np.random.default_rng(0)
+    shuffled = [program_vector(rng.permutation(programs)) for _ in range(SHUFFLES)]
     groups = [(m, c) for m in models for c in sorted(evals[0]["audit"][m]["lines"])]
     cos_stress, matrices, enrichment = [], [], []
     explorations = {"regression_map": [], "gene_map_attention": [], "gene_map_residual": []}
+    controls = {key: [] for key in explorations}
     for e in evals:
         maps = np.array([e["audit"][m]["lines"][c]["gene_map"] for m, c in groups])
         cos_stress.append([abs(cosine(g, stress)) for g in maps])
         for key, values in explorations.items():
-            other = [e["audit"][m]["lines"][c][key] for m, c in groups]
-            values.append([abs(cosine(np.asarray(g), stress)) for g in other])
+            other = [np.asarray(e["audit"][m]["lines"][c][key]) for m, c in groups]
+            values.append([abs(cosine(g, stress)) for g in other])
+            controls[key].append(
+                [float(np.mean([abs(cosine(g, v)) for v in shuffled])) for g in other]
+            )
         unit = maps / np.linalg.norm(maps, axis=1, keepdims=True)
         matrices.append(np.abs(unit @ unit.T))
         enrichment.append([e["audit"][m]["lines"][c]["enrichment"] for m, c in groups])
@@ -100,6 +109,10 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         **{
             f"median_abs_cos_stress_{key}_per_seed": [float(np.median(s)) for s in v]
             for key, v in explorations.items()
+        },
+        **{
+            f"median_abs_cos_shuffled_program_{key}_per_seed": [float(np.median(s)) for s in v]
+            for key, v in controls.items()
         },
         "cross_group_abs_cos": matrix.tolist(),
         "median_cross_group_abs_cos": float(np.median(off)) if off.size else float("nan"),

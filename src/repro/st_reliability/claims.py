@@ -135,8 +135,10 @@ def _sig(values) -> list[str]:
 @needs("dataset", "negative_dataset")
 def program_gene_map(cid, spec, strong, negative):
     """C2 on the map named by ``spec["map"]`` (the regression of Δ̂ on the PC1 scores), with
-    its negative control; the other maps (injection of the update's direction, of the
-    residual stream's direction) are reported beside."""
+    its negative controls: the same test in ``negative_dataset`` (no shared program) and,
+    with ``shuffled_program``, in ``dataset`` against the program's gene labels permuted
+    (the control that runs on real data too); the other maps (injection of the update's
+    direction, of the residual stream's direction) are reported beside."""
     key = spec["map"]
     maps, neg = strong["gene_maps"], negative["gene_maps"]
     value, reason = over_seeds(
@@ -161,6 +163,19 @@ def program_gene_map(cid, spec, strong, negative):
             f"{neg_reason} per group {rounded(neg[f'abs_cos_stress_{key}'])}".strip(),
         ),
     ]
+    if "shuffled_program" in spec:  # the control that also runs on real data
+        control, why = over_seeds(
+            dict(enumerate(maps[f"median_abs_cos_shuffled_program_{key}_per_seed"])), np.mean
+        )
+        parts.append(
+            condition(
+                f"{spec['dataset']} with the program's genes permuted must fail",
+                spec,
+                "shuffled_program",
+                control,
+                why,
+            )
+        )
     claim = all_of(cid, spec, parts)
     shown = [
         f"{label}: median |cos| {maps[k]:.3f} (negative control {neg[k]:.3f})"
