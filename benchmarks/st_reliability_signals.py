@@ -18,7 +18,8 @@ from scipy import stats
 from scipy.spatial.distance import cdist
 
 from repro.common.timing import best_time
-from repro.st_reliability.reliability import bootstrap_rho, predicted_nn_distance
+from repro.st_reliability.hierarchical import bootstrap_rho
+from repro.st_reliability.reliability import predicted_nn_distance
 
 
 def nn_distances() -> None:
@@ -44,7 +45,13 @@ def bootstrap() -> None:
     q, s = rng.normal(size=(seeds, n)), rng.normal(size=(seeds, n))
     ours = best_time(
         lambda: bootstrap_rho(
-            q, {"s": s}, groups, n_boot=1000, confidence=0.95, rng=np.random.default_rng(0)
+            q,
+            {},
+            groups,
+            n_boot=1000,
+            confidence=0.95,
+            rng=np.random.default_rng(0),
+            pooled={"s": s},
         ),
         3,
     )

@@ -1,4 +1,5 @@
-"""Every claim can come out "not reproduced": each is fed metrics that must fail it.
+"""Every claim can come out contradicted (or inconclusive, or not reproduced when a value is
+missing): each is fed metrics that must fail it.
 
 The claim specs are the embedded config's (config/config.yaml), so the tests judge the
 criteria that the run is judged by.
@@ -10,7 +11,14 @@ import math
 import pytest
 import yaml
 
-from repro.common.claims import NOT_REPRODUCED, NOT_TESTED, REPRODUCED, run_claims
+from repro.common.claims import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTED,
+    REPRODUCED,
+    run_claims,
+)
 from repro.st_reliability.claims import KINDS
 from tests.conftest import ROOT
 
@@ -20,32 +28,68 @@ SEEDS = [0, 1, 2]
 GROUPS = [f"{e}|line{c}" for e in ("hvg", "pca", "ae") for c in range(4)]
 
 
-def rho(value, low=None, high=None):
+def rho(value, low=None, high=None, key="rho"):
     return {
-        "rho": value,
+        key: value,
         "low": value - 0.1 if low is None else low,
         "high": value + 0.1 if high is None else high,
         "per_seed": [value] * 3,
     }
 
 
-def spectra(trained_kl=0.3, trained_pc1=0.95, self_only_pc1=0.6):
-    def model(kl, pc1, jitter=0.01):
+CAUSAL = {"none": 0.8, "project_v1": 0.3, "project_random": 0.78, "mean_row": 0.79, "uniform": 0.5}
+
+
+def spectra(trained_pc1=0.95, uniform_pc1=0.6, project_v1=0.3, self_only_pc1=0.6):
+    def model(kl, pc1, jitter=0.01, uniform=None, causal=None):
         per_seed = {
-            "kl_uniform": [kl + jitter * s for s in SEEDS],
-            "pc1_fraction": [pc1 + jitter * s for s in SEEDS],
+            stat: [value + jitter * s for s in SEEDS]
+            for stat, value in {
+                "kl_uniform": kl,
+                "pc1_fraction": pc1,
+                "variance": 1.0,
+                "pc1_fraction_uniform": pc1 if uniform is None else uniform,
+                "variance_uniform": 0.5,
+                "pc1_fraction_identity": pc1 if uniform is None else uniform,
+                "variance_identity": 0.5,
+                "pc1_fraction_residual": 0.9,
+                "variance_residual": 2.0,
+            }.items()
         }
-        return {
+        rec = {
             "layer_mean_per_seed": per_seed,
             "layers": [{"kl_uniform": {"mean": kl}}, {"kl_uniform": {"mean": kl}}],
         }
+        if causal:
+            rec["causal_per_seed"] = {k: [v + 0.01 * s for s in SEEDS] for k, v in causal.items()}
+            rec["delta_pca_per_seed"] = dict.fromkeys(
+                [
+                    "pc1_fraction_delta_hat",
+                    "variance_delta_hat",
+                    "pc1_fraction_true_delta",
+                    "variance_true_delta",
+                ],
+                [0.5] * 3,
+            )
+        return rec
 
+    causal = {**CAUSAL, "project_v1": project_v1}
     return {
-        "hvg": model(trained_kl, trained_pc1),
+        "hvg": model(0.3, trained_pc1, uniform=uniform_pc1, causal=causal),
         "hvg__untrained": model(0.0, 0.2, 0.0),
         "self_only": model(math.log(32), self_only_pc1, 0.02),
         "shuffled": model(0.2, 0.9),
         "uniform": {"self_only_kl_uniform": math.log(32)},
+    }
+
+
+def gene_maps(median, regression):
+    return {
+        "median_abs_cos_stress": median,
+        "median_abs_cos_stress_regression_map_per_seed": [regression - 0.01, regression + 0.01],
+        "abs_cos_stress_regression_map": dict.fromkeys(GROUPS, regression),
+        "median_abs_cos_stress_gene_map_residual": 0.9,
+        "median_abs_cos_shuffled_program_regression_map_per_seed": [0.1, 0.12],
     }
 
 
@@ -56,40 +100,51 @@ def good_doc():
             "nn_l2": rho(-0.6),
             "nn_cosine": rho(-0.7),
             "magnitude": rho(0.2),
+            "nn_l2_vs_magnitude": rho(0.4),
+            "nn_cosine_vs_magnitude": rho(0.5),
             "mean_quality": 0.5 + 0.01 * i,
         }
         for i, g in enumerate(GROUPS)
     }
-    pooled = {
+    median = {
         "nn_l2": rho(-0.7),
         "nn_cosine": rho(-0.75),
         "oracle_l2": rho(-0.8),
         "oracle_cosine": rho(-0.85),
-        "nn_l2_vs_magnitude": {"diff": 0.4, "low": 0.3, "high": 0.5},
-        "nn_cosine_vs_magnitude": {"diff": 0.5, "low": 0.4, "high": 0.6},
+        "nn_l2_vs_magnitude": rho(0.4),
+        "nn_cosine_vs_magnitude": rho(0.5),
     }
     falling = {"score": list(range(10)), "quality": [0.9 - 0.05 * k for k in range(10)]}
     loo = {
         "groups": {g: {"balanced_accuracy": 0.8, "directions": ["<="]} for g in GROUPS},
-        "mean_balanced_accuracy": 0.8,
-        "mean_gap": 0.05,
+        "per_seed_balanced_accuracy": [0.8, 0.79, 0.81],
+        "per_seed_gap": [0.05, 0.04, 0.06],
+        "per_seed_gap_in_sample": [0.1, 0.1, 0.1],
+        "cells_without_both_classes": 0,
+        "cells": 36,
     }
-    aggregate = {"groups": GROUPS, "mean_quality": [0.5] * 12, "rho": [-0.6] * 12, "spearman": 0.1}
     return {
         "rho": {
             "seeds": SEEDS,
             "groups": groups,
-            "pooled": pooled,
+            "median_group": median,
+            "pooled": copy.deepcopy(median),
+            "pooled_raw": copy.deepcopy(median),
+            "aggregate": {
+                "nn_l2": rho(0.0, -0.3, 0.3, key="spearman"),
+                "nn_cosine": rho(0.1, -0.2, 0.4, key="spearman"),
+            },
             "deciles": {"nn_l2": falling, "nn_cosine": falling},
         },
-        "loo": {"nn_l2|threshold": loo, "nn_cosine|threshold": copy.deepcopy(loo)},
-        "aggregate_vs_rho": {"nn_l2": aggregate, "nn_cosine": copy.deepcopy(aggregate)},
-        "spectra": spectra(),
-        "gene_maps": {
-            "median_abs_cos_stress": 0.8,
-            "median_cross_group_abs_cos": 0.7,
-            "abs_cos_stress": dict.fromkeys(GROUPS, 0.8),
+        "rho_novel": {
+            "groups": copy.deepcopy(groups),
+            "median_group": copy.deepcopy(median),
+            "pooled": copy.deepcopy(median),
+            "pooled_raw": copy.deepcopy(median),
         },
+        "loo": {"nn_l2|group_median": loo, "nn_cosine|group_median": copy.deepcopy(loo)},
+        "spectra": spectra(),
+        "gene_maps": gene_maps(0.3, 0.8),
         "c4": {
             "available": True,
             "seeds": SEEDS,
@@ -100,13 +155,9 @@ def good_doc():
     }
 
 
-def negative_doc(median=0.1):
+def negative_doc(regression=0.1):
     doc = good_doc()
-    doc["gene_maps"] = {
-        "median_abs_cos_stress": median,
-        "median_cross_group_abs_cos": 0.2,
-        "abs_cos_stress": dict.fromkeys(GROUPS[:4], median),
-    }
+    doc["gene_maps"] = gene_maps(0.05, regression)
     return doc
 
 
@@ -159,63 +210,114 @@ def _each_group(signal, value):
     return spoil
 
 
+# each spoiled document must make its claim contradicted (or, where the interval straddles
+# the criterion, inconclusive; a missing value: not reproduced)
 FAILING = {
-    # C1: the self-only null has the same PC1 fraction, or the trained model is uniform
+    # C1: uniform attention gives the same PC1 fraction, or removing v₁ costs no more
+    # quality than removing a random direction
     "c1_rank1_bottleneck": [
-        lambda d: d.update(spectra=spectra(self_only_pc1=0.95)),
-        lambda d: d.update(spectra=spectra(trained_kl=0.0)),
+        (lambda d: d.update(spectra=spectra(uniform_pc1=0.95)), CONTRADICTED),
+        (lambda d: d.update(spectra=spectra(project_v1=0.78)), CONTRADICTED),
     ],
     "c3_smooth_l2": [
-        _spoil(["rho", "groups", "hvg|line0", "nn_l2"], rho(0.2)),
-        _spoil(["rho", "deciles", "nn_l2", "quality"], [0.5] * 5 + [0.6] * 5),
+        (_spoil(["rho", "groups", "hvg|line0", "nn_l2"], rho(0.2)), CONTRADICTED),
+        (_spoil(["rho", "groups", "hvg|line0", "nn_l2"], rho(-0.05)), INCONCLUSIVE),
+        (_spoil(["rho", "deciles", "nn_l2", "quality"], [0.5] * 5 + [0.6] * 5), CONTRADICTED),
     ],
-    "c3_smooth_cosine": [_spoil(["rho", "groups", "pca|line3", "nn_cosine"], rho(0.05))],
+    "c3_smooth_cosine": [
+        (_spoil(["rho", "groups", "pca|line3", "nn_cosine"], rho(0.15)), CONTRADICTED)
+    ],
     "c4_family_not_pool": [
-        _spoil(["c4", "pool_drop"], [0.2, 0.25, 0.22]),
-        _spoil(["c4", "family_drop"], [-0.01, 0.02, 0.0]),
-        _spoil(["c4"], {"available": False, "reason": "no C4 designs"}),
+        (_spoil(["c4", "pool_drop"], [0.3, 0.31, 0.32]), CONTRADICTED),
+        (_spoil(["c4", "family_drop"], [-0.01, 0.02, 0.0]), CONTRADICTED),
+        (_spoil(["c4"], {"available": False, "reason": "no C4 designs"}), NOT_TESTED),
     ],
     "c5_tracks_l2": [
-        _spoil(["rho", "pooled", "nn_l2"], rho(-0.55, -0.65, -0.45)),
-        _spoil(["rho", "pooled", "nn_l2"], rho(0.4)),
+        (_spoil(["rho", "median_group", "nn_l2"], rho(-0.55, -0.65, -0.45)), INCONCLUSIVE),
+        (_spoil(["rho", "median_group", "nn_l2"], rho(0.4)), CONTRADICTED),
+        # a pooled ρ that fails does not decide: the median group ρ is the primary statistic
     ],
     "c5_tracks_cosine": [
-        _spoil(["rho", "pooled", "nn_cosine"], rho(float("nan"), float("nan"), float("nan")))
+        (
+            _spoil(["rho", "median_group", "nn_cosine"], rho(math.nan, math.nan, math.nan)),
+            NOT_REPRODUCED,
+        )
     ],
     "c6_loo_l2": [
-        _spoil(["loo", "nn_l2|threshold", "mean_balanced_accuracy"], 0.55),
-        _spoil(["loo", "nn_l2|threshold", "mean_gap"], 0.2),
+        (
+            _spoil(["loo", "nn_l2|group_median", "per_seed_balanced_accuracy"], [0.55] * 3),
+            CONTRADICTED,
+        ),
+        (_spoil(["loo", "nn_l2|group_median", "per_seed_gap"], [0.2] * 3), CONTRADICTED),
     ],
-    "c6_loo_cosine": [_spoil(["loo", "nn_cosine|threshold", "mean_balanced_accuracy"], None)],
+    "c6_loo_cosine": [
+        (
+            _spoil(
+                ["loo", "nn_cosine|group_median", "per_seed_balanced_accuracy"], [0.7, None, 0.7]
+            ),
+            NOT_REPRODUCED,
+        )
+    ],
     "c7_beats_magnitude_l2": [
-        _each_group("magnitude", rho(0.9)),
-        _spoil(["rho", "pooled", "nn_l2_vs_magnitude", "low"], -0.05),
+        (_spoil(["rho", "median_group", "nn_l2_vs_magnitude"], rho(-0.3)), CONTRADICTED),
+        (_spoil(["rho", "median_group", "nn_l2_vs_magnitude"], rho(0.1)), INCONCLUSIVE),
     ],
-    "c7_beats_magnitude_cosine": [_each_group("magnitude", rho(-0.95))],
-    "c8_not_aggregate_l2": [_spoil(["aggregate_vs_rho", "nn_l2", "spearman"], -0.7)],
-    "c8_not_aggregate_cosine": [_spoil(["aggregate_vs_rho", "nn_cosine", "spearman"], 0.9)],
+    "c7_beats_magnitude_cosine": [
+        (
+            _spoil(["rho", "median_group", "nn_cosine_vs_magnitude"], rho(0.02, -0.01, 0.04)),
+            CONTRADICTED,
+        )
+    ],
+    "c5_tracks_cosine_novel": [
+        (_spoil(["rho_novel", "median_group", "nn_cosine"], rho(-0.1)), CONTRADICTED),
+        (_spoil(["rho_novel"], None), NOT_TESTED),
+    ],
+    "c7_beats_magnitude_l2_novel": [
+        (_spoil(["rho_novel", "median_group", "nn_l2_vs_magnitude"], rho(-0.3)), CONTRADICTED)
+    ],
+    "c8_not_aggregate_l2": [
+        (_spoil(["rho", "aggregate", "nn_l2"], rho(0.8, 0.6, 0.9, key="spearman")), CONTRADICTED),
+        (_spoil(["rho", "aggregate", "nn_l2"], rho(0.2, -0.4, 0.7, key="spearman")), INCONCLUSIVE),
+    ],
+    "c8_not_aggregate_cosine": [
+        (
+            _spoil(["rho", "aggregate", "nn_cosine"], rho(-0.8, -0.95, -0.6, key="spearman")),
+            CONTRADICTED,
+        )
+    ],
 }
 
 
 @pytest.mark.parametrize("cid", sorted(FAILING))
 def test_claim_fails_when_the_metrics_say_so(cid):
-    for spoil in FAILING[cid]:
+    for spoil, expected in FAILING[cid]:
         doc = good_doc()
         spoil(doc)
         result = verdicts(doc)[cid]
-        assert result.verdict in (NOT_REPRODUCED, NOT_TESTED), (cid, result.details)
+        assert result.verdict == expected, (cid, expected, result.details)
 
 
-def test_c2_must_fail_in_the_negative_control():
+def test_c1_judges_the_swap_and_causal_check_not_the_null_models():
+    # the self-only null as one-dimensional as the trained model: reported, not judged
+    same = good_doc()
+    same["spectra"]["self_only"] = copy.deepcopy(same["spectra"]["hvg"])
+    result = verdicts(same)["c1_rank1_bottleneck"]
+    assert result.verdict == REPRODUCED
+    assert "reported, not judged" in result.details and "variance" in result.details
+
+
+def test_c2_is_the_regression_map_and_must_fail_in_the_negative_control():
     assert verdicts(good_doc())["c2_shared_program"].verdict == REPRODUCED
     # a test that passes without a shared program is not evidence for one
-    assert verdicts(good_doc(), negative_doc(0.7))["c2_shared_program"].verdict == NOT_REPRODUCED
+    leaky = verdicts(good_doc(), negative_doc(0.7))["c2_shared_program"]
+    assert leaky.verdict == CONTRADICTED
+    # the same map aligns as well with a permuted program: no evidence for the program
+    permuted = good_doc()
+    permuted["gene_maps"]["median_abs_cos_shuffled_program_regression_map_per_seed"] = [0.7] * 2
+    assert verdicts(permuted)["c2_shared_program"].verdict == CONTRADICTED
     weak = good_doc()
-    weak["gene_maps"]["median_abs_cos_stress"] = 0.3
-    assert verdicts(weak)["c2_shared_program"].verdict == NOT_REPRODUCED
-    scattered = good_doc()
-    scattered["gene_maps"]["median_cross_group_abs_cos"] = 0.2
-    assert verdicts(scattered)["c2_shared_program"].verdict == NOT_REPRODUCED
+    weak["gene_maps"] = gene_maps(0.9, 0.3)  # the injection map high, the regression map low
+    assert verdicts(weak)["c2_shared_program"].verdict == CONTRADICTED
 
 
 def test_checks_fail_on_a_broken_generator_or_null():

@@ -43,10 +43,10 @@ def test_shipped_configs_pass(name):
             "papers.st_reliability.claims.c1_rank1_bottleneck.method",
         ),
         (
-            lambda s: s["claims"]["c1_rank1_bottleneck"]["comparisons"][2].update(
+            lambda s: s["claims"]["c1_rank1_bottleneck"]["reported"][3].update(
                 {"null": "selfonly"}
             ),
-            "papers.st_reliability.claims.c1_rank1_bottleneck.comparisons[2].null",
+            "papers.st_reliability.claims.c1_rank1_bottleneck.reported[3].null",
         ),
         (
             lambda s: s["claims"]["c3_smooth_l2"].update(kind="smooth"),

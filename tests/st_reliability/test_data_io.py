@@ -15,7 +15,7 @@ def test_h5ad_round_trip(tiny_cells, tmp_path):
     np.testing.assert_array_equal(back.X, adata.X)
     pd.testing.assert_frame_equal(back.obs, adata.obs)
     pd.testing.assert_frame_equal(back.var, adata.var)
-    assert list(back.obs["split"].cat.categories) == ["control", "train", "fewshot"]
+    assert list(back.obs["split"].cat.categories) == ["control", "train", "fewshot", "novel"]
     assert list(back.uns["split"]["c4_families"]) == adata.uns["split"]["c4_families"]
     np.testing.assert_array_equal(back.varm["stress"], adata.varm["stress"])
     assert [p.name for p in tmp_path.iterdir()] == ["cells.h5ad"]  # no temporary left

@@ -154,3 +154,41 @@ def test_injection_adds_the_direction_after_the_layer():
     flipped = attention.gene_map(model, lambda z: z, b, 0, -direction, eps=1e-2)
     torch.testing.assert_close(flipped, -gene_map)
     assert gene_map.abs().max() > 0
+
+
+def test_within_model_swap_and_causal_edits():
+    """Uniform and identity attention give the same set-mean update (column means of A are
+    1/S in both); the mean-row edit keeps the set-mean update; projecting v out removes it
+    from the update; an edit changes the model's output only inside its block."""
+    model, b = sharp_model(), batch()
+    s = CFG.cell_set_len
+    with torch.no_grad(), attention.capture(model) as rec:
+        plain = model(b)
+    layer = model.transformer_backbone.layers[1].self_attn
+    hidden, maps = rec["inputs"][1], rec["maps"][1]
+    with torch.no_grad():
+        updates = {
+            kind: attention.recompute_update(layer, hidden, attention.swapped_maps(maps, kind))
+            for kind in ("uniform", "identity", "mean_row")
+        }
+    torch.testing.assert_close(updates["uniform"].mean(1), updates["identity"].mean(1))
+    torch.testing.assert_close(updates["mean_row"].mean(1), rec["updates"][1].mean(1))
+    assert not torch.allclose(updates["uniform"].mean(1), rec["updates"][1].mean(1), atol=1e-3)
+    assert torch.allclose(updates["uniform"][:, 0], updates["uniform"][:, s - 1], atol=1e-6)
+    with pytest.raises(ValueError, match="swap"):
+        attention.swapped_maps(maps, "causal")
+    v = torch.randn(CFG.hidden)
+    edited = attention.project_out(v)(layer, hidden, maps, rec["updates"][1])
+    torch.testing.assert_close(edited @ (v / v.norm()), torch.zeros(edited.shape[:-1]))
+    with torch.no_grad():
+        with attention.edited_update(model, 1, attention.swap_maps("uniform")):
+            swapped = model(b)
+        after = model(b)
+    assert not torch.allclose(swapped, plain, atol=1e-4)
+    torch.testing.assert_close(after, plain)
+    assert model.transformer_backbone.config._attn_implementation == "sdpa"
+    rows = torch.randn(6, 4)
+    assert attention.between_variance(rows) == pytest.approx(
+        float(((rows - rows.mean(0)) ** 2).sum(1).mean())
+    )
+    assert attention.between_variance(torch.ones(6, 4)) == 0.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from repro.st_reliability.data import CONTROL, assign_split, c4_probes, pair_table, true_deltas
-from repro.st_reliability.simulate import SimConfig, simulate, simulate_setting
+from repro.st_reliability.simulate import SimConfig, gene_names, simulate, simulate_setting
 from tests.st_reliability.conftest import TINY
 
 
@@ -70,3 +70,26 @@ def test_split_rejects_a_holdout_that_leaves_nothing_seen():
     adata, _ = simulate(TINY, seed=0)
     with pytest.raises(ValueError, match="held out in every line"):
         assign_split(adata, holdout_fraction=0.9, c4_families=0, seed=0)
+
+
+def test_novelty_split_holds_out_whole_families_and_saves_rewiring():
+    cfg = dataclasses.replace(TINY, n_families=5, n_lines=3, stress_gains=(1.0, 0.7, 1.2))
+    adata, planted = simulate(cfg, seed=4)
+    split = assign_split(adata, holdout_fraction=0.3, c4_families=2, novel_families=1, seed=4)
+    pairs = pair_table(adata)
+    assert len(split["novel_families"]) == 3 and split["novel_lines"] == ["line0", "line1", "line2"]
+    assert not set(split["novel_families"]) & set(split["c4_families"])
+    for line, family in zip(split["novel_lines"], split["novel_families"], strict=True):
+        in_line = pairs.loc[line]
+        members = in_line[in_line["family"] == family]
+        assert set(members["split"]) == {"novel"}  # the whole family, no member trained there
+        assert set(in_line.loc[in_line["split"] == "novel", "family"]) == {family}
+    for _pert, rows in pairs.groupby(level=1):
+        assert "train" in set(rows["split"])  # still seen in another line
+    # the rewiring flag is the planted one: the line's program is another family's
+    for c in range(cfg.n_lines):
+        flags = pairs.loc[f"line{c}", "rewired"]
+        names = [f"KD_{gene_names(cfg.n_genes)[t]}" for t in planted.targets]
+        expected = planted.used_family[c] != planted.family
+        assert [flags[n] == "True" for n in names] == list(expected)
+    assert 0 < (pairs["rewired"] == "True").mean() < 0.4

@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 
 from repro.st_reliability import loo_threshold_transfer
-from repro.st_reliability.transfer import apply_threshold, fit_threshold, risk_coverage
+from repro.st_reliability.transfer import (
+    apply_threshold,
+    fit_threshold,
+    own_rule_out_of_sample,
+    risk_coverage,
+)
 
 
 def groups_data(seed=0, n=40, flip=False):
@@ -81,3 +86,15 @@ def test_loo_fold_without_both_classes_is_nan_not_a_crash():
     table = loo_threshold_transfer(score, ok, groups).set_index("group")
     assert np.isnan(table.loc["a", "tau"]) and table.loc["a", "direction"] is None
     assert np.isnan(table.loc["b", "balanced_accuracy"])  # b itself has one class
+
+
+def test_own_rule_out_of_sample_is_honest_on_noise_and_exact_on_separable_scores():
+    rng = np.random.default_rng(5)
+    ok = np.arange(60) % 2 == 0
+    assert own_rule_out_of_sample(np.where(ok, 0.1, 0.9) + 0.01 * rng.random(60), ok) == 1.0
+    # on pure noise the in-sample best rule looks good; fitted out of sample it does not
+    noise = [own_rule_out_of_sample(rng.normal(size=60), ok, seed=s) for s in range(30)]
+    assert 0.4 < np.mean(noise) < 0.6
+    in_sample = [(fit_threshold(rng.normal(size=60), ok)[2] + 1) / 2 for _ in range(30)]
+    assert np.mean(in_sample) > np.mean(noise) + 0.1
+    assert np.isnan(own_rule_out_of_sample(np.arange(4.0), np.array([True, True, True, False])))

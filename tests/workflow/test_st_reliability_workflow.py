@@ -85,12 +85,33 @@ def test_audit_against_the_nulls(test_run):
             assert 1 / s - 1e-9 <= layer["rank1_energy"]["mean"] <= 1 + 1e-9
             assert len(layer["pc1_fraction"]["per_seed"]) == len(P["seeds"])
     assert set(spectra) >= {"hvg", "hvg__untrained", "pca", "ae", "self_only", "shuffled"}
+    for name in ("hvg", "pca", "ae"):  # the within-model swap, the causal check, PCA of Δ̂
+        means = spectra[name]["layer_mean_per_seed"]
+        assert all(v >= 0 for v in means["variance"] + means["variance_uniform"])
+        # uniform and identity attention give the same set-mean update (column means 1/S)
+        np.testing.assert_allclose(
+            means["pc1_fraction_uniform"], means["pc1_fraction_identity"], atol=1e-5
+        )
+        causal = spectra[name]["causal_per_seed"]
+        assert set(causal) == {"none", "project_v1", "project_random", "mean_row", "uniform"}
+        pca = spectra[name]["delta_pca_per_seed"]
+        assert all(
+            0 < f <= 1 for f in pca["pc1_fraction_delta_hat"] + pca["pc1_fraction_true_delta"]
+        )
 
 
 def test_reliability_tables_and_claims(test_run):
     metrics = _json(test_run, f"metrics/{STRONG}.json")
     groups = metrics["rho"]["groups"]
     assert sorted(groups) == sorted(f"{m}|line{c}" for m in P["audited"] for c in range(2))
+    assert metrics["rho"]["seeds_resampled"] and sorted(metrics["rho_novel"]["groups"]) == sorted(
+        groups
+    )
+    for signal in ("nn_l2", "nn_cosine"):  # the median of the group ρ, the primary statistic
+        median = metrics["rho"]["median_group"][signal]
+        assert median["rho"] == pytest.approx(np.median([groups[g][signal]["rho"] for g in groups]))
+        assert median["low"] <= median["high"]
+        assert -1 <= metrics["rho"]["pooled_raw"][signal]["rho"] <= 1
     for signal in ("nn_l2", "nn_cosine", "oracle_l2", "oracle_cosine", "magnitude"):
         r = metrics["rho"]["pooled"][signal]
         assert -1 <= r["low"] <= r["high"] <= 1 and len(r["per_seed"]) == len(P["seeds"])

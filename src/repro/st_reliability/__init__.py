@@ -17,7 +17,7 @@ _EXPORTS = {
     "predicted_nn_distance": "reliability",
     "loo_threshold_transfer": "transfer",
     "fit_threshold": "transfer",
-    "bootstrap_rho": "reliability",
+    "bootstrap_rho": "hierarchical",
     "SimConfig": "simulate",
     "simulate": "simulate",
     "simulate_setting": "simulate",

@@ -8,8 +8,9 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from repro.st_reliability.hierarchical import bootstrap_rho
 from repro.st_reliability.metrics import pearson_rows
-from repro.st_reliability.reliability import bootstrap_rho, decile_curve, spearman
+from repro.st_reliability.reliability import decile_curve
 from repro.st_reliability.transfer import loo_threshold_transfer, risk_coverage
 
 # the signals, and what a pooled analysis divides each by (its group's scale)
@@ -22,6 +23,8 @@ SIGNALS = {
     "nn_l2_per_magnitude": None,  # L2 divided by ‖Δ̂‖: scale-free already
 }
 PARTIAL = {"partial_nn_l2": "nn_l2", "partial_nn_cosine": "nn_cosine"}  # given magnitude
+# signed advantage −ρ_NN − ρ_mag: the distance trusted when small (the paper's direction),
+# the magnitude trusted when large (pre-registered; |ρ| would let a wrong sign win)
 PAIRED = {
     "nn_l2_vs_magnitude": ("nn_l2", "magnitude"),
     "nn_cosine_vs_magnitude": ("nn_cosine", "magnitude"),
@@ -56,49 +59,46 @@ def _stack(df: pd.DataFrame, column: str, seeds: list[int]) -> np.ndarray:
 
 
 def rho_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
-    """ρ per group and pooled (over the groups, each signal divided by its group scale)."""
+    """ρ per group, its median over groups (the primary statistic), and pooled over the
+    groups both raw and with each signal divided by its group's scale; the hierarchical
+    bootstrap (:mod:`hierarchical`) resamples predictions within groups and seeds."""
     rng = np.random.default_rng(cfg.bootstrap_seed)
     seeds = sorted(df["seed"].unique())
     base = df[df["seed"] == seeds[0]].sort_values(KEY)
     groups = base["group"].to_numpy()
     q = _stack(df, cfg.quality, seeds)
 
-    def signals(pooled: bool) -> dict:
+    def signals(normalised: bool) -> dict:
         out = {}
         for name, scale in SIGNALS.items():
             s = _stack(df, name, seeds)
-            out[name] = s / _stack(df, scale, seeds) if pooled and scale else s
+            out[name] = s / _stack(df, scale, seeds) if normalised and scale else s
         for name, signal in PARTIAL.items():
             out[name] = (out[signal], out["magnitude"])
         return out
 
-    all_signals = signals(pooled=True)
-    pooled = bootstrap_rho(
-        q, all_signals, groups, n_boot=cfg.n_boot, confidence=cfg.confidence, rng=rng, paired=PAIRED
+    raw, normalised = signals(False), signals(True)
+    boot = dict(n_boot=cfg.n_boot, confidence=cfg.confidence)
+    out = bootstrap_rho(
+        q,
+        raw,
+        groups,
+        rng=rng,
+        pooled=normalised,
+        paired=PAIRED,
+        aggregate=("nn_l2", "nn_cosine"),
+        **boot,
     )
-    per_group = {}
-    raw = signals(pooled=False)
-    for g in sorted(set(groups)):
-        m = groups == g
-        sub = {
-            k: tuple(x[:, m] for x in v) if isinstance(v, tuple) else v[:, m]
-            for k, v in raw.items()
-        }
-        per_group[g] = bootstrap_rho(
-            q[:, m],
-            sub,
-            groups[m],
-            n_boot=cfg.n_boot,
-            confidence=cfg.confidence,
-            rng=rng,
-            paired=PAIRED,
-        )
-        per_group[g]["mean_quality"] = float(q[:, m].mean())
-        per_group[g]["n"] = int(m.sum())
-    deciles = {
-        name: decile_curve(all_signals[name].ravel(), q.ravel(), cfg.deciles) for name in SIGNALS
+    # the same draws' seeds and predictions for the raw pooled ρ
+    raw_pooled = bootstrap_rho(
+        q, {}, groups, rng=np.random.default_rng(cfg.bootstrap_seed), pooled=raw, **boot
+    )
+    out["pooled_raw"] = raw_pooled["pooled"]
+    out["deciles"] = {
+        name: decile_curve(normalised[name].ravel(), q.ravel(), cfg.deciles) for name in SIGNALS
     }
-    return {"pooled": pooled, "groups": per_group, "deciles": deciles, "seeds": seeds}
+    out["seeds"] = seeds
+    return out
 
 
 def loo_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
@@ -133,6 +133,10 @@ def loo_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
                 "per_seed_balanced_accuracy": t.groupby("seed")["balanced_accuracy"]
                 .mean()
                 .tolist(),
+                "per_seed_gap": t.groupby("seed")["gap"].mean().tolist(),
+                "per_seed_gap_in_sample": t.groupby("seed")["gap_in_sample"].mean().tolist(),
+                "cells_without_both_classes": int(t["balanced_accuracy"].isna().sum()),
+                "cells": len(t),
             }
     return out
 
@@ -151,25 +155,12 @@ def risk_curves(df: pd.DataFrame, cfg: AnalysisConfig, loo: dict) -> dict:
     return out
 
 
-def aggregate_vs_rho(rho: dict, signal: str) -> dict:
-    """C8: do group-level aggregate metrics rank groups the way per-prediction ρ does?"""
-    groups = sorted(rho["groups"])
-    agg = np.array([rho["groups"][g]["mean_quality"] for g in groups])
-    r = np.array([rho["groups"][g][signal]["rho"] for g in groups])
-    return {
-        "groups": groups,
-        "mean_quality": agg.tolist(),
-        "rho": r.tolist(),
-        "spearman": float(spearman(agg, np.abs(r))),
-    }
-
-
 def baselines(deltas: pd.DataFrame, pairs: pd.DataFrame) -> dict:
-    """Table 1's simple predictors on the held-out pairs: the line's mean training Δ
+    """Table 1's simple predictors on the few-shot pairs: the line's mean training Δ
     (perturbed mean) and the same perturbation's mean Δ in the lines that trained on it."""
     out = {"train_mean": [], "other_lines": []}
     train = pairs[pairs["split"] == "train"]
-    for line, pert in pairs.index[pairs["split"] != "train"]:
+    for line, pert in pairs.index[pairs["split"] == "fewshot"]:
         true = deltas.loc[(line, pert)].to_numpy()[None]
         mean = deltas.loc[line].loc[train.loc[line].index].mean().to_numpy()[None]
         out["train_mean"].append(float(pearson_rows(mean, true)[0]))

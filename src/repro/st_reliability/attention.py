@@ -21,9 +21,10 @@ from repro.st_reliability.model import set_eager
 
 @contextlib.contextmanager
 def capture(model):
-    """Record, per layer, the maps (B, H, S, S), the update (B, S, D) and the layer input
-    to attention (B, S, D). Switches the backbone to eager attention inside the block."""
-    records: list[dict[int, torch.Tensor]] = [{}, {}, {}]
+    """Record, per layer, the maps (B, H, S, S), the update (B, S, D), the layer input
+    to attention (B, S, D) and the residual stream after the layer (B, S, D). Switches the
+    backbone to eager attention inside the block."""
+    records: list[dict[int, torch.Tensor]] = [{}, {}, {}, {}]
 
     def hook_for(layer):
         def hook(_module, args, kwargs, out):
@@ -34,14 +35,25 @@ def capture(model):
 
         return hook
 
+    def residual_for(layer):
+        def hook(_module, _args, out):
+            records[3][layer] = (out[0] if isinstance(out, tuple) else out).detach()
+
+        return hook
+
     layers = model.transformer_backbone.layers
     handles = [
         layer.self_attn.register_forward_hook(hook_for(i), with_kwargs=True)
         for i, layer in enumerate(layers)
-    ]
+    ] + [layer.register_forward_hook(residual_for(i)) for i, layer in enumerate(layers)]
     set_eager(model, True)
     try:
-        yield {"maps": records[0], "updates": records[1], "inputs": records[2]}
+        yield {
+            "maps": records[0],
+            "updates": records[1],
+            "inputs": records[2],
+            "residual": records[3],
+        }
     finally:
         for h in handles:
             h.remove()
@@ -57,6 +69,60 @@ def recompute_update(self_attn, hidden: torch.Tensor, maps: torch.Tensor) -> tor
     v = v.repeat_interleave(heads // v.shape[1], dim=1)  # grouped KV heads, if any
     mixed = (maps @ v).transpose(1, 2).reshape(b, s, -1)
     return self_attn.o_proj(mixed)
+
+
+def swapped_maps(maps: torch.Tensor, kind: str) -> torch.Tensor:
+    """The attention a within-model swap puts in place of ``maps`` (B, H, S, S): ``uniform``
+    (every row 1/S), ``identity`` (each cell attends only to itself) or ``mean_row`` (every
+    row the mean row: the set-mean update is kept, the per-cell differences go)."""
+    s = maps.shape[-1]
+    if kind == "uniform":
+        return torch.full_like(maps, 1.0 / s)
+    if kind == "identity":
+        return torch.eye(s, dtype=maps.dtype, device=maps.device).expand_as(maps)
+    if kind == "mean_row":
+        return maps.mean(-2, keepdim=True).expand_as(maps)
+    raise ValueError(f"swap must be uniform, identity or mean_row, got {kind!r}")
+
+
+@contextlib.contextmanager
+def edited_update(model, layer: int, edit):
+    """Within the block, layer ``layer``'s attention update U is replaced in the forward pass
+    by ``edit(self_attn, hidden, maps, U)`` (hidden = the attention's input; eager
+    attention, so the maps are at hand): the brief's causal check (§2.3.8)."""
+    module = model.transformer_backbone.layers[layer].self_attn
+
+    def hook(mod, args, kwargs, out):
+        hidden = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
+        return (edit(mod, hidden, out[1], out[0]), *out[1:])
+
+    handle = module.register_forward_hook(hook, with_kwargs=True)
+    set_eager(model, True)
+    try:
+        yield
+    finally:
+        handle.remove()
+        set_eager(model, False)
+
+
+def project_out(direction: torch.Tensor):
+    """An ``edit`` for :func:`edited_update`: U − (U·v)v for the unit vector v."""
+    v = direction / direction.norm()
+
+    def edit(_mod, _hidden, _maps, update):
+        v_ = v.to(update)
+        return update - (update @ v_)[..., None] * v_
+
+    return edit
+
+
+def swap_maps(kind: str):
+    """An ``edit`` for :func:`edited_update`: U recomputed with :func:`swapped_maps`."""
+
+    def edit(mod, hidden, maps, _update):
+        return recompute_update(mod, hidden, swapped_maps(maps, kind))
+
+    return edit
 
 
 def map_statistics(maps: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -100,6 +166,13 @@ def leading_direction(set_means: torch.Tensor) -> tuple[torch.Tensor, float, tor
     _, sv, vt = torch.linalg.svd(m, full_matrices=False)
     fraction = float(sv[0] ** 2 / (sv**2).sum()) if sv.sum() > 0 else float("nan")
     return vt[0].float(), fraction, (m @ vt[0]).float()
+
+
+def between_variance(rows) -> float:
+    """Between-perturbation variance: the mean squared distance of the rows (P × D) from
+    their mean. Beside a PC1 fraction it tells "one direction" from "no signal"."""
+    m = torch.as_tensor(rows).double()
+    return float(((m - m.mean(0)) ** 2).sum(1).mean())
 
 
 @contextlib.contextmanager

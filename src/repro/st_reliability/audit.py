@@ -10,6 +10,15 @@ from scipy import stats
 from repro.st_reliability import attention
 from repro.st_reliability.predict import Loaded, sentence_batch
 
+SWAPS = ("uniform", "identity")  # the within-model attention swap (issue 24 §1)
+PER_LINE = (
+    "pc1_fraction",
+    "variance",
+    *(f"{stat}_{kind}" for kind in SWAPS for stat in ("pc1_fraction", "variance")),
+    "pc1_fraction_residual",
+    "variance_residual",
+)
+
 
 def program_vector(programs: np.ndarray) -> np.ndarray:
     """The planted sign convention as a unit vector: cycling genes −1, p53 targets +1."""
@@ -54,31 +63,62 @@ def audit_model(
     gene_maps: bool,
 ) -> dict:
     """Per layer: map statistics per head, set-mean share of the update and, per line, the
-    PC1 variance fraction of the set-mean updates across that line's perturbations; with
-    ``gene_maps`` also the gene-space loading of the PC1 direction of ``layer`` per line,
-    injected after the layer (the brief's map) and into its attention update (exploration)."""
+    PC1 variance fraction and the between-perturbation variance of the set-mean updates
+    across that line's perturbations — with the model's own attention and, on the same
+    weights and hidden states, with uniform and identity attention (the within-model swap) —
+    and of the residual stream after the layer. With ``gene_maps`` also the gene-space
+    loadings, per line, of the PC1 direction of ``layer``'s update injected after the layer
+    (the brief's map) and into its attention update, and of the residual-stream direction."""
     stress = program_vector(programs)
     per_layer: dict[int, dict] = {}
     lines = {}
+    layers = loaded.model.transformer_backbone.layers
     for line, perts in pairs_by_line.items():
         batch = sentence_batch(index, basal[line], perts, loaded.device)
         with torch.no_grad(), loaded.attention(), attention.capture(loaded.model) as rec:
             loaded.model(batch)
         s = loaded.model.cell_sentence_len
+
+        def set_means(x, _p=len(perts), _s=s):  # noqa: B008 — over sentences and cells → (P, D)
+            return x.reshape(_p, -1, _s, x.shape[-1]).mean((1, 2))
+
         line_out = {}
         for k, maps in rec["maps"].items():
-            updates = rec["updates"][k].reshape(len(perts), -1, s, rec["updates"][k].shape[-1])
-            set_means = updates.mean((1, 2))  # (P, D): over sentences and cells
-            direction, fraction, scores = attention.leading_direction(set_means)
+            direction, fraction, scores = attention.leading_direction(set_means(rec["updates"][k]))
             layer_stats = per_layer.setdefault(k, {"maps": [], "share": []})
             layer_stats["maps"].append(maps)
             layer_stats["share"].append(attention.set_mean_share(rec["updates"][k]))
-            line_out[k] = {"pc1_fraction": fraction, "direction": direction, "scores": scores.cpu()}
+            out = {
+                "pc1_fraction": fraction,
+                "variance": attention.between_variance(set_means(rec["updates"][k])),
+                "direction": direction,
+                "scores": scores.cpu(),
+            }
+            # within-model swap: same weights, same hidden states, other attention
+            for kind in SWAPS:
+                with torch.no_grad():
+                    swapped = attention.recompute_update(
+                        layers[k].self_attn,
+                        rec["inputs"][k],
+                        attention.swapped_maps(maps, kind),
+                    )
+                out[f"pc1_fraction_{kind}"] = attention.leading_direction(set_means(swapped))[1]
+                out[f"variance_{kind}"] = attention.between_variance(set_means(swapped))
+            residual = set_means(rec["residual"][k])
+            out["residual_direction"], out["pc1_fraction_residual"], _ = (
+                attention.leading_direction(residual)
+            )
+            out["variance_residual"] = attention.between_variance(residual)
+            line_out[k] = out
         lines[line] = line_out
         if gene_maps:
             k = layer % len(rec["maps"])
-            v = line_out[k]["direction"]
-            for site, key in (("layer", "gene_map"), ("attention", "gene_map_attention")):
+            maps_of = (
+                ("gene_map", line_out[k]["direction"], "layer"),
+                ("gene_map_attention", line_out[k]["direction"], "attention"),
+                ("gene_map_residual", line_out[k]["residual_direction"], "layer"),
+            )
+            for key, v, site in maps_of:
                 with loaded.attention():
                     decode = loaded.encoder.decode
                     g = attention.gene_map(loaded.model, decode, batch, k, v, eps, site)
@@ -98,8 +138,9 @@ def _layer_summary(per_layer: dict, lines: dict) -> list[dict]:
                 "heads": {stat: v.tolist() for stat, v in heads.items()},
                 **{stat: float(v.mean()) for stat, v in heads.items()},
                 "set_mean_share": float(np.mean(rec["share"])),
-                "pc1_fraction": float(np.mean([lines[c][k]["pc1_fraction"] for c in lines])),
+                **{stat: float(np.mean([lines[c][k][stat] for c in lines])) for stat in PER_LINE},
                 "pc1_fraction_per_line": {c: lines[c][k]["pc1_fraction"] for c in lines},
+                "variance_per_line": {c: lines[c][k]["variance"] for c in lines},
             }
         )
     return out

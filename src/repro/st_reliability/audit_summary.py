@@ -6,15 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from repro.st_reliability.attention import uniform_statistics
-from repro.st_reliability.audit import cosine, program_vector
+from repro.st_reliability.audit import PER_LINE, cosine, program_vector
 
-STATS = (
-    "rank1_energy",
-    "stable_rank",
-    "kl_uniform",
-    "row_dispersion",
-    "set_mean_share",
-    "pc1_fraction",
+STATS = ("rank1_energy", "stable_rank", "kl_uniform", "row_dispersion", "set_mean_share", *PER_LINE)
+# per line of the audited models: PCA of Δ̂ and of the true Δ across perturbations
+SHUFFLES = 20  # permutations of the program's gene labels (C2's negative control on any data)
+DELTA_PCA = (
+    "pc1_fraction_delta_hat",
+    "variance_delta_hat",
+    "pc1_fraction_true_delta",
+    "variance_true_delta",
 )
 
 
@@ -39,22 +40,46 @@ def spectra(evals: list[dict], n_cells: int) -> dict:
             stat: [float(np.mean([L[stat] for L in s])) for s in layers] for stat in STATS
         }
         out[name] = {"layers": per_layer, "layer_mean_per_seed": layer_mean}
+        lines = [e["audit"][name]["lines"] for e in evals]
+        if "causal" in next(iter(lines[0].values())):
+            out[name]["causal_per_seed"] = _line_means(lines, lambda rec, key: rec["causal"][key])
+            out[name]["delta_pca_per_seed"] = _line_means(
+                lines, lambda rec, key: rec[key], DELTA_PCA
+            )
     return out
+
+
+def _line_means(lines: list[dict], get, keys=None) -> dict[str, list[float]]:
+    """key -> per seed, the mean over lines of ``get(line record, key)``."""
+    first = next(iter(lines[0].values()))
+    keys = keys or list(first["causal"])
+    return {
+        key: [float(np.mean([get(rec, key) for rec in seed.values()])) for seed in lines]
+        for key in keys
+    }
 
 
 def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dict:
     """|cos(gene map, planted program)| per (encoder, line) group, and the cross-group
     cosine matrix, both averaged over seeds (the map's sign is arbitrary: |cos|)."""
     stress = program_vector(programs)
+    # the program's gene labels permuted: a negative control of the map test on any data
+    # (real data included), the mean |cos| over SHUFFLES permutations
+    rng = np.random.default_rng(0)
+    shuffled = [program_vector(rng.permutation(programs)) for _ in range(SHUFFLES)]
     groups = [(m, c) for m in models for c in sorted(evals[0]["audit"][m]["lines"])]
     cos_stress, matrices, enrichment = [], [], []
-    explorations = {"regression_map": [], "gene_map_attention": []}
+    explorations = {"regression_map": [], "gene_map_attention": [], "gene_map_residual": []}
+    controls = {key: [] for key in explorations}
     for e in evals:
         maps = np.array([e["audit"][m]["lines"][c]["gene_map"] for m, c in groups])
         cos_stress.append([abs(cosine(g, stress)) for g in maps])
         for key, values in explorations.items():
-            other = [e["audit"][m]["lines"][c][key] for m, c in groups]
-            values.append([abs(cosine(np.asarray(g), stress)) for g in other])
+            other = [np.asarray(e["audit"][m]["lines"][c][key]) for m, c in groups]
+            values.append([abs(cosine(g, stress)) for g in other])
+            controls[key].append(
+                [float(np.mean([abs(cosine(g, v)) for v in shuffled])) for g in other]
+            )
         unit = maps / np.linalg.norm(maps, axis=1, keepdims=True)
         matrices.append(np.abs(unit @ unit.T))
         enrichment.append([e["audit"][m]["lines"][c]["enrichment"] for m, c in groups])
@@ -69,7 +94,8 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         "groups": names,
         "abs_cos_stress": dict(zip(names, per_group.tolist(), strict=True)),
         "abs_cos_stress_per_seed": cos_stress,
-        # explorations beside the brief's map: regression on PC1 scores, attention-site injection
+        # beside the brief's injection map: the regression of Δ̂ on the PC1 scores (C2's
+        # test), the injection into the attention update, the residual stream's direction
         **{
             f"abs_cos_stress_{key}": dict(zip(names, np.mean(v, 0).tolist(), strict=True))
             for key, v in explorations.items()
@@ -80,6 +106,14 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         },
         "median_abs_cos_stress": float(np.median(per_group)),
         "median_abs_cos_stress_per_seed": [float(np.median(s)) for s in cos_stress],
+        **{
+            f"median_abs_cos_stress_{key}_per_seed": [float(np.median(s)) for s in v]
+            for key, v in explorations.items()
+        },
+        **{
+            f"median_abs_cos_shuffled_program_{key}_per_seed": [float(np.median(s)) for s in v]
+            for key, v in controls.items()
+        },
         "cross_group_abs_cos": matrix.tolist(),
         "median_cross_group_abs_cos": float(np.median(off)) if off.size else float("nan"),
         "enrichment_seed0": dict(zip(names, enrichment[0], strict=True)),

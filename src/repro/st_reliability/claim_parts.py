@@ -6,7 +6,18 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from repro.common.claims import Claim, all_hold, check, not_tested
+from repro.common.claims import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    REPRODUCED,
+    Claim,
+    all_hold,
+    check,
+    not_tested,
+    paired_criterion_text,
+    paired_verdict,
+)
+from repro.common.stats import PairedDifference
 
 
 def all_of(cid: str, spec: dict, parts: list[tuple[str, Claim]]) -> Claim:
@@ -22,6 +33,59 @@ def condition(label: str, spec: dict, key: str, measured, details: str = "") -> 
     shown = "nan" if measured is None else f"{float(measured):.4g}"
     details = f"measured {shown}" + (f", {details}" if details else "")
     return label, check("", spec["claim"], measured, spec[key], details=details)
+
+
+def interval_condition(
+    label: str, spec: dict, key: str, measured, bounds, details: str = ""
+) -> tuple[str, Claim]:
+    """A threshold criterion ``spec[key] = {op, threshold}`` judged three-way on an
+    interval: reproduced when the whole interval satisfies it, contradicted when none of it
+    does, else inconclusive; a missing value is "not reproduced" (:func:`check`)."""
+    label, claim = condition(label, spec, key, measured, details)
+    low, high = bounds
+    if claim.measured is None or low is None or high is None or math.isnan(low + high):
+        return label, dataclasses.replace(claim, verdict=check("", "", None, spec[key]).verdict)
+    op, threshold = spec[key]["op"], float(spec[key]["threshold"])
+    below = op in ("<", "<=")
+    holds_all = high < threshold if below else low > threshold
+    holds_none = low >= threshold if below else high <= threshold
+    verdict = REPRODUCED if holds_all else CONTRADICTED if holds_none else INCONCLUSIVE
+    shown = f"{claim.details}, interval [{low:.4g}, {high:.4g}]"
+    return label, dataclasses.replace(
+        claim,
+        verdict=verdict,
+        interval=(float(low), float(high)),
+        details=shown,
+        criterion=f"{claim.criterion} over the whole 95% interval",
+    )
+
+
+def bootstrap_claim(
+    cid: str, spec: dict, r: dict, key: str, details: str, *, min_effect=None
+) -> Claim:
+    """A paired criterion (``beats`` / ``matches`` / ``at_least``, :func:`paired_verdict`)
+    judged on a hierarchical-bootstrap interval ``r = {key, low, high}`` (positive = the
+    claim's side) instead of a t interval over seeds."""
+    criterion = spec["criterion"]
+    diff = PairedDifference(
+        r[key],
+        r["low"],
+        r["high"],
+        0,
+        "hierarchical bootstrap",
+        criterion.get("confidence", 0.95),
+        (),
+    )
+    return Claim(
+        cid,
+        spec["claim"],
+        paired_criterion_text(criterion, min_effect),
+        paired_verdict(diff, criterion, min_effect),
+        r[key],
+        spec.get("paper_value"),
+        details,
+        (r["low"], r["high"]),
+    )
 
 
 def needs(*keys: str):

@@ -66,8 +66,8 @@ def _check_nulls(paper: dict) -> None:
             for field in ("comparisons", "reported"):
                 for i, comparison in enumerate(spec.get(field, [])):
                     key = f"papers.st_reliability.{group}.{cid}.{field}[{i}].null"
-                    null = comparison["null"]
-                    if null != "untrained" and null not in paper["models"]:
+                    null = comparison.get("null")  # swaps and causal edits name no model
+                    if null is not None and null != "untrained" and null not in paper["models"]:
                         raise ConfigError(f"{key}: {null!r} is neither 'untrained' nor a model")
 
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 CONTROL = "non-targeting"
 REQUIRED_OBS = ("pert_name", "celltype_name", "family")
-SPLITS = ("control", "train", "fewshot")
+HELD_OUT = ("fewshot", "novel")  # the two regimes of held-out (line, perturbation) pairs
+SPLITS = ("control", "train", *HELD_OUT)
 
 
 def write_h5ad(adata: ad.AnnData, path: str | os.PathLike) -> None:
@@ -53,12 +54,22 @@ def read_cells(path: str | os.PathLike) -> ad.AnnData:
 
 
 def assign_split(
-    adata: ad.AnnData, *, holdout_fraction: float, c4_families: int, seed: int
+    adata: ad.AnnData,
+    *,
+    holdout_fraction: float,
+    c4_families: int,
+    seed: int,
+    novel_families: int = 0,
 ) -> dict:
-    """Add obs ``split`` (few-shot) and uns ``split`` (the C4 probe families and lines).
+    """Add obs ``split`` (few-shot, novel) and uns ``split`` (the C4 probe families and
+    lines, and each line's novel families).
 
     Few-shot (brief §6): each line holds out a window of ``holdout_fraction`` of the
     perturbations; the windows rotate, so every perturbation stays seen in another line.
+    Novelty regime (issue 24 §3): each line also holds out ``novel_families`` whole families
+    (split ``novel``: no member in that line's training pool, so that program is absent from
+    the line's training Δ; the members stay seen in the other lines), never the line's C4
+    family, and a different family in each line where there are enough.
     C4: ``c4_families`` random families, each paired with one line (in turn); the C4 pool
     designs change that line's training pool around that family's held-out members.
     """
@@ -85,18 +96,43 @@ def assign_split(
     for line, names in zip(lines, held, strict=True):
         mask = (obs["celltype_name"] == line) & obs["pert_name"].isin(names)
         split[mask.to_numpy()] = "fewshot"
+    c4_lines = [str(lines[k % len(lines)]) for k in range(len(chosen))]
+    novel = _novel_families(lines, families, chosen, c4_lines, novel_families)
+    for line, names in novel.items():
+        mask = (obs["celltype_name"] == line) & obs["family"].astype(str).isin(names)
+        split[mask.to_numpy()] = "novel"
+    # a perturbation held out in every line would not be few-shot: train it where it was few-shot
+    trained = set(obs["pert_name"][split == "train"].astype(str))
+    unseen = (split == "fewshot") & ~obs["pert_name"].astype(str).isin(trained).to_numpy()
+    split[unseen] = "train"
     obs["split"] = pd.Categorical(split, categories=SPLITS)
     adata.uns["split"] = {
         "c4_families": chosen,
-        "c4_lines": [str(lines[k % len(lines)]) for k in range(len(chosen))],
+        "c4_lines": c4_lines,
+        "novel_lines": [line for line, names in novel.items() for _ in names],
+        "novel_families": [f for names in novel.values() for f in names],
     }
     return adata.uns["split"]
+
+
+def _novel_families(lines, families, c4_families, c4_lines, n: int) -> dict[str, list[str]]:
+    """line -> the families held out whole in that line, rotating over the families that
+    are not C4 families (so the C4 designs keep their probes)."""
+    if n == 0:
+        return {}
+    pool = [str(f) for f in families if str(f) not in c4_families] or [str(f) for f in families]
+    if n > len(pool) - 1 and len(lines) > 1:
+        raise ValueError(f"novel_families={n}: only {len(pool)} non-C4 families to rotate over")
+    return {
+        str(line): [pool[(c * n + k) % len(pool)] for k in range(n)] for c, line in enumerate(lines)
+    }
 
 
 def split_info(adata: ad.AnnData) -> dict[str, list[str]]:
     """uns ``split`` as plain lists (an .h5ad round trip turns lists into arrays)."""
     info = adata.uns.get("split", {})
-    return {k: [str(v) for v in info.get(k, [])] for k in ("c4_families", "c4_lines")}
+    keys = ("c4_families", "c4_lines", "novel_families", "novel_lines")
+    return {k: [str(v) for v in info.get(k, [])] for k in keys}
 
 
 def c4_probes(pairs: pd.DataFrame, split: dict) -> pd.DataFrame:
@@ -131,8 +167,10 @@ def true_deltas(adata: ad.AnnData) -> pd.DataFrame:
 
 
 def pair_table(adata: ad.AnnData) -> pd.DataFrame:
-    """One row per (line, perturbation): its family and split."""
+    """One row per (line, perturbation): its family, split and (simulated data) whether the
+    line's effect is rewired to another family's program."""
     obs = adata.obs[adata.obs["pert_name"] != CONTROL]
     cols = ["celltype_name", "pert_name", "family", "split"]
+    cols += ["rewired"] if "rewired" in obs else []
     table = obs[cols].astype(str).drop_duplicates().set_index(cols[:2]).sort_index()
     return table

@@ -21,9 +21,12 @@ from repro.common.device import select_device
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
+from repro.st_reliability.attention import between_variance, leading_direction
 from repro.st_reliability.audit import audit_model, regression_map
+from repro.st_reliability.causal import causal_quality
 from repro.st_reliability.data import (
     CONTROL,
+    HELD_OUT,
     c4_probes,
     pair_table,
     read_cells,
@@ -59,7 +62,7 @@ def evaluate_seed(
 ) -> dict:
     deltas = true_deltas(adata)
     pairs = pair_table(adata)
-    held = pairs[pairs["split"] == "fewshot"]
+    held = pairs[pairs["split"].isin(HELD_OUT)]  # both regimes: few-shot and novel families
     by_line = _by_line(held)
     base = CellIndex.build(adata, np.zeros((adata.n_obs, 1), np.float32))
     basal = basal_sentences(
@@ -80,14 +83,17 @@ def evaluate_seed(
                 name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind
             )
         if kind in ("audited", "null") and programs is not None:
-            audits[name] = _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind)
+            ctx = dict(programs=programs, cfg=cfg, rows=rows, name=name, seed=seed)
+            ctx["ceiling"] = float(adata.X.max())
+            audits[name] = _audit(loaded, index, basal, by_line, kind=kind, **ctx)
             if kind == "audited":
                 untrained = load(path, untrained=True, device=device)
                 audits[f"{name}__untrained"] = _audit(
-                    untrained, index, basal, by_line, programs, cfg, rows, name, "null"
+                    untrained, index, basal, by_line, kind="null", **ctx
                 )
     for row in rows:
-        row.pop("delta_hat", None)  # only the regression gene map needs it
+        row.pop("delta_hat", None)  # only the audit's gene maps and PCA need them
+        row.pop("delta_true", None)
     return {"pairs": rows, "audit": audits, "lines": sorted(by_line)}
 
 
@@ -130,12 +136,14 @@ def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg
                 "split": pairs.loc[(line, p), "split"],
                 "clipped_above": above,
                 "family": pairs.loc[(line, p), "family"],
+                "rewired": pairs.loc[(line, p)].get("rewired", "unknown"),
                 "pearson_own": float(own[i]),
                 **{k: float(v[i]) for k, v in signals.items()},
             }
             row.update({m: float(table.loc[p, m]) for m in QUALITY if m in table.columns})
             if kind == "audited":
-                row["delta_hat"] = delta_hat[i].tolist()
+                row["delta_hat"] = delta_hat[i]
+                row["delta_true"] = true[i]
             rows.append(row)
     return rows
 
@@ -151,9 +159,11 @@ def _signals(delta_hat: np.ndarray, true: np.ndarray, train: np.ndarray) -> dict
     return out
 
 
-def _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind) -> dict:
-    """JSON-ready audit; gene maps (injection and regression on this model's Δ̂ and PC1
-    scores) for the audited models only."""
+def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, seed, ceiling):
+    """JSON-ready audit. For the audited models also, per line: gene maps (injection of the
+    update's and of the residual stream's direction, and the regression of this model's Δ̂
+    on the PC1 scores), the PC1 fraction and variance of Δ̂ and of the true Δ across
+    perturbations, and the causal check (:mod:`causal`) at ``cfg.gene_map_layer``."""
     maps = kind == "audited"
     audit = audit_model(
         loaded,
@@ -171,15 +181,30 @@ def _audit(loaded, index, basal, by_line, programs, cfg, rows, name, kind) -> di
         layers = [k for k in rec if isinstance(k, int)]
         out = {"pc1_fraction": {str(k): rec[k]["pc1_fraction"] for k in layers}}
         if maps:
-            mine = np.array(
-                [r["delta_hat"] for r in rows if r["model"] == name and r["line"] == line]
-            )
-            scores = rec[cfg.gene_map_layer % len(layers)]["scores"].cpu().numpy()
-            out["regression_map"] = regression_map(mine, scores).tolist()
-            out["gene_map"] = np.asarray(rec["gene_map"]).tolist()
-            out["gene_map_attention"] = np.asarray(rec["gene_map_attention"]).tolist()
+            k = cfg.gene_map_layer % len(layers)
+            mine = [r for r in rows if r["model"] == name and r["line"] == line]
+            delta_hat = np.array([r["delta_hat"] for r in mine])
+            true = np.array([r["delta_true"] for r in mine])
+            scores = rec[k]["scores"].cpu().numpy()
+            out["regression_map"] = regression_map(delta_hat, scores).tolist()
+            for key in ("gene_map", "gene_map_attention", "gene_map_residual"):
+                out[key] = np.asarray(rec[key]).tolist()
             out["gene_map_cos_stress"] = rec["gene_map_cos_stress"]
             out["enrichment"] = rec["enrichment"]
+            for label, x in (("delta_hat", delta_hat), ("true_delta", true)):
+                out[f"pc1_fraction_{label}"] = leading_direction(torch.as_tensor(x))[1]
+                out[f"variance_{label}"] = between_variance(x)
+            out["causal"] = causal_quality(
+                loaded,
+                index,
+                basal[line],
+                [r["pert"] for r in mine],
+                true,
+                layer=k,
+                direction=rec[k]["direction"],
+                seed=seed,
+                ceiling=ceiling,
+            )
         lines[line] = out
     return {"layers": audit["layers"], "lines": lines}
 

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 class SplitConfig:
     holdout_fraction: float = 0.3
     c4_families: int = 4
+    novel_families: int = 0  # whole families held out per line (the novelty regime)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -98,7 +99,14 @@ def prepare_full(
     lines = {name: load_line(name, src, cfg.min_cells) for name, src in sources.items()}
     adata = preprocess_lines(lines, cfg, fam)
     c4 = split.c4_families if fam is not None else 0
-    info = assign_split(adata, holdout_fraction=split.holdout_fraction, c4_families=c4, seed=seed)
+    novel = split.novel_families if fam is not None else 0
+    info = assign_split(
+        adata,
+        holdout_fraction=split.holdout_fraction,
+        c4_families=c4,
+        novel_families=novel,
+        seed=seed,
+    )
     write_h5ad(adata, cells_out)
     program = adata.var["program"].astype(str)
     rows = [(p, g, -1.0 if p == "cycling" else 1.0) for g, p in program.items() if p != "none"]

@@ -145,7 +145,8 @@ def plant(cfg: SimConfig, rng: np.random.Generator) -> Planted:
 
 def simulate(cfg: SimConfig, seed: int) -> tuple[ad.AnnData, Planted]:
     """Cells of every line (controls and perturbed), with obs ``pert_name``,
-    ``celltype_name``, ``family`` and var ``program`` (cycling / p53 / none)."""
+    ``celltype_name``, ``family``, ``rewired`` ("True" where the line's effect uses another
+    family's program) and var ``program`` (cycling / p53 / none)."""
     rng = np.random.default_rng(seed)
     planted = plant(cfg, rng)
     G, names = cfg.n_genes, gene_names(cfg.n_genes)
@@ -163,9 +164,17 @@ def simulate(cfg: SimConfig, seed: int) -> tuple[ad.AnnData, Planted]:
             blocks.append(np.maximum(x, 0.0).astype(np.float32))
             pert = CONTROL if k == 0 else pert_names[k - 1]
             fam = "control" if k == 0 else f"family{planted.family[k - 1]}"
+            # rewired: this line's effect uses another family's program (saved for analysis)
+            rewired = k > 0 and planted.used_family[c, k - 1] != planted.family[k - 1]
             obs.append(
                 pd.DataFrame(
-                    {"pert_name": pert, "celltype_name": f"line{c}", "family": fam}, index=range(n)
+                    {
+                        "pert_name": pert,
+                        "celltype_name": f"line{c}",
+                        "family": fam,
+                        "rewired": str(bool(rewired)),
+                    },
+                    index=range(n),
                 )
             )
     obs = pd.concat(obs, ignore_index=True)

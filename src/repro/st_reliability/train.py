@@ -4,7 +4,11 @@ A variant is an encoder (hvg / pca / ae) plus, for the nulls and the C4 designs,
 departs from the audited model: self-only attention, shuffled perturbation labels, or a
 modified training pool. The untrained null is the same initialisation, kept in the
 checkpoint. The loop is plain torch around State's ``training_step`` (its loss and
-forward); AdamW and gradient clipping as in State's training config.
+forward). The optimiser follows arc-state 0.11.1: its ``configure_optimizers`` is plain
+Adam without weight decay (the ``wd 5e-4`` of State's configs never reaches it), and its
+Lightning trainer clips gradients at 10. What differs: the learning rate (1e-3 embedded,
+for 500 steps of a tiny model; State's 1e-4 over 40k steps at full scale) and the loop
+(plain torch around ``training_step`` instead of a Lightning ``Trainer``).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ class TrainConfig:
     steps: int = 500
     batch_sets: int = 16
     lr: float = 1e-3
-    weight_decay: float = 5e-4
+    weight_decay: float = 0.0  # State's Adam has none
     grad_clip: float = 10.0
     control_fraction: float = 0.1
     latent_dim: int = 32
@@ -120,7 +124,7 @@ def train_variant(
         gene_space=encoder.gene_space,
     ).to(dev)
     init = {k: v.detach().clone().cpu() for k, v in model.state_dict().items()}
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     generator = torch.Generator().manual_seed(seed + 1)
     attention = (
         self_only_attention(model) if variant.attention == "self_only" else contextlib.nullcontext()

@@ -48,14 +48,37 @@ def apply_threshold(scores: np.ndarray, direction: str, tau: float) -> np.ndarra
     return scores <= tau if direction == "<=" else scores >= tau
 
 
+def own_rule_out_of_sample(scores, ok, *, seed: int = 0) -> float:
+    """The group's own rule judged out of sample: its predictions split in two halves (each
+    class split evenly, at random), the rule fitted on one half and applied to the other,
+    balanced accuracy averaged over both ways. NaN when a half lacks a class."""
+    scores, ok = np.asarray(scores, float), np.asarray(ok, bool)
+    rng = np.random.default_rng(seed)
+    half = np.zeros(len(ok), bool)
+    for cls in (True, False):
+        members = rng.permutation(np.flatnonzero(ok == cls))
+        half[members[: len(members) // 2]] = True
+    accuracies = []
+    for fit_on in (half, ~half):
+        test = ~fit_on
+        if ok[fit_on].all() or not ok[fit_on].any() or ok[test].all() or not ok[test].any():
+            return float("nan")
+        direction, tau, _ = fit_threshold(scores[fit_on], ok[fit_on])
+        tpr, tnr = _rates(apply_threshold(scores[test], direction, tau), ok[test])
+        accuracies.append((tpr + tnr) / 2)
+    return float(np.mean(accuracies))
+
+
 def loo_threshold_transfer(scores, quality_ok, groups, *, quality=None) -> pd.DataFrame:
     """One row per held-out group: the rule fitted on the others and how it does there.
 
     Columns: direction, tau, balanced_accuracy, precision (good share of the accepted),
-    coverage (accepted share), own_balanced_accuracy (the group's own best rule), gap
-    (own − transferred), and with ``quality`` the mean quality of accepted and rejected
-    predictions. A group with only good or only bad predictions has NaN accuracies; so has
-    every column of a fold whose other groups hold only one class (no rule can be fitted).
+    coverage (accepted share), own_balanced_accuracy (the group's own best rule, in
+    sample), own_oos_balanced_accuracy (its own rule fitted out of sample,
+    :func:`own_rule_out_of_sample`), gap (own out of sample − transferred), gap_in_sample,
+    and with ``quality`` the mean quality of accepted and rejected predictions. A group
+    with only good or only bad predictions has NaN accuracies; so has every column of a
+    fold whose other groups hold only one class (no rule can be fitted).
     """
     scores = np.asarray(scores, float)
     ok = np.asarray(quality_ok, bool)
@@ -77,7 +100,9 @@ def loo_threshold_transfer(scores, quality_ok, groups, *, quality=None) -> pd.Da
                     "coverage": np.nan,
                     "own_direction": None,
                     "own_balanced_accuracy": np.nan,
+                    "own_oos_balanced_accuracy": np.nan,
                     "gap": np.nan,
+                    "gap_in_sample": np.nan,
                 }
             )
             continue
@@ -97,8 +122,12 @@ def loo_threshold_transfer(scores, quality_ok, groups, *, quality=None) -> pd.Da
             "coverage": float(accept.mean()),
             "own_direction": own[0] if own else None,
             "own_balanced_accuracy": (own[2] + 1) / 2 if own else np.nan,
+            "own_oos_balanced_accuracy": own_rule_out_of_sample(scores[held], ok[held])
+            if both
+            else np.nan,
         }
-        row["gap"] = row["own_balanced_accuracy"] - row["balanced_accuracy"]
+        row["gap"] = row["own_oos_balanced_accuracy"] - row["balanced_accuracy"]
+        row["gap_in_sample"] = row["own_balanced_accuracy"] - row["balanced_accuracy"]
         if quality is not None:
             q = np.asarray(quality, float)[held]
             row["mean_q_accepted"] = float(q[accept].mean()) if accept.any() else np.nan
