@@ -18,6 +18,7 @@ def _band(ax, x, stats, **style):
     mean, sd = np.array([s["mean"] for s in stats]), np.array([s["sd"] for s in stats])
     (line,) = ax.plot(x, mean, **style)
     ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15, lw=0)
+    return line
 
 
 def margins_vs_lambda(summary):
@@ -227,16 +228,19 @@ def ablations(summary):
     ax.legend(fontsize=7)
     ax = axes[0, 1]
     for block in lin:
-        stats = block["ablations"]["calibration_size"]
-        _band(
+        stats = {k: v for k, v in block["ablations"]["calibration_size"].items() if k != "test"}
+        line = _band(
             ax,
             [int(k) for k in stats],
             list(stats.values()),
             marker="o",
             label=f"linear ε = {block['overlap']:g}",
         )
+        test = block["ablations"]["calibration_size"].get("test")
+        if test is not None:  # α from the test split's own margins
+            ax.axhline(test["mean"], color=line.get_color(), ls=":", lw=1)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("calibration examples per task")
+    ax.set_xlabel("calibration examples per class (dotted: the test split)")
     ax.set_ylabel("MaLoRA union margin (linear)")
     ax.set_title("Calibration size")
     ax.legend(fontsize=7)

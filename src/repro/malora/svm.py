@@ -13,8 +13,12 @@ LoRA update trained on the task's own classes has zero-sum rows).
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from sklearn.svm import LinearSVC
+
+log = logging.getLogger(__name__)
 
 
 def _span(x: np.ndarray, tol: float = 1e-9) -> np.ndarray:
@@ -41,8 +45,12 @@ def frobenius_svm(x, y, n_classes: int, *, c: float = 1e4, tol: float = 1e-6) ->
     return weight - weight.mean(axis=0, keepdims=True)
 
 
-def nuclear_svm(x, y, n_classes: int, *, solver: str = "CLARABEL") -> np.ndarray:
-    """Hard-margin multiclass SVM of least nuclear norm (zero-sum rows), classes × features."""
+def nuclear_svm(
+    x, y, n_classes: int, *, solver: str = "CLARABEL", with_status: bool = False
+) -> np.ndarray | tuple[np.ndarray, str]:
+    """Hard-margin multiclass SVM of least nuclear norm (zero-sum rows), classes × features;
+    with ``with_status`` also the solver's status ("optimal" or "optimal_inaccurate": the
+    latter is logged as a warning, and the caller records it)."""
     import cvxpy as cp  # 2 s to import: only when this SVM is asked for
 
     x, y = np.asarray(x, dtype=np.float64), _labels(y, n_classes)
@@ -58,7 +66,10 @@ def nuclear_svm(x, y, n_classes: int, *, solver: str = "CLARABEL") -> np.ndarray
     problem.solve(solver=solver)
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise RuntimeError(f"nuclear-norm SVM: solver status {problem.status} (not separable?)")
-    return w.value @ basis.T
+    if problem.status != "optimal":
+        log.warning("nuclear-norm SVM: solver %s ended %s", solver, problem.status)
+    weight = w.value @ basis.T
+    return (weight, problem.status) if with_status else weight
 
 
 def cosine(a, b) -> float:
