@@ -87,13 +87,10 @@ def test_malora_rules_use_the_margins():
         deltas,
         task_margins=np.array([2.0, 4.0]),
         base_margin=4.0,
-        layer_margins={"a": np.array([1.0, 8.0]), "b": np.array([1.0, -1.0])},
     )
     np.testing.assert_allclose(run_rule("malora", problem).alphas, [2.0, 1.0])
-    layered = run_rule("malora_layerwise", problem).delta
-    np.testing.assert_allclose(layered["a"], 4.0 * deltas[0]["a"] + 0.5 * deltas[1]["a"])
-    # layer b has a non-positive margin: the global α is kept there
-    np.testing.assert_allclose(layered["b"], 2.0 * deltas[0]["b"] + 1.0 * deltas[1]["b"])
+    # the tuned variant keeps the direction 1/m_t at scale · mean(m) / m_t
+    np.testing.assert_allclose(run_rule("malora", problem, {"scale": 0.5}).alphas, [0.75, 0.375])
 
 
 def test_tuning_spends_the_grid_and_picks_the_best_scale():
@@ -129,7 +126,6 @@ def test_every_rule_has_the_one_signature():
         score=lambda d: 0.0,
         task_margins=np.array([1.0, 2.0]),
         base_margin=1.0,
-        layer_margins={"a": np.array([1.0, 1.0])},
     )
     extra = {"lorahub": {"budget": 5}}
     for name in RULES:
@@ -138,3 +134,18 @@ def test_every_rule_has_the_one_signature():
         assert merged.delta["a"].shape == (4, 6)
     with pytest.raises(ValueError, match="unknown merge rule"):
         run_rule("linear", problem)
+
+
+def test_a_tuning_grid_searches_the_product_and_records_the_choice():
+    """DARE's drop rate × scale: every point once, the planted best chosen and recorded."""
+    deltas = _deltas()
+    target = 0.5 * sum(d["a"] for d in deltas)
+
+    def score(delta):
+        return -float(np.sum((delta["a"] - target) ** 2))
+
+    grid = {"drop": [0.0, 0.3, 0.6], "scale": [0.5, 1.0]}
+    merged = run_rule("dare", MergeProblem(deltas, score=score, seed=3), grid=grid)
+    assert merged.evaluations == 6
+    assert merged.tuned == {"drop": 0.0, "scale": 0.5}  # no drop reproduces the target exactly
+    np.testing.assert_allclose(merged.delta["a"], target)

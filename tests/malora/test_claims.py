@@ -153,3 +153,16 @@ def test_an_unconverged_adapter_fails_the_convergence_check():
     result = _judge(summary, {}, checks)["c"]
     assert result.verdict == "failed"
     assert "seed 2" in result.details
+
+
+def test_the_tuned_scale_claim_says_when_the_scale_decides():
+    """MaLoRA's α = m_0/m_t loses, the same direction with a tuned scale wins: C4's verdict is
+    decided by the scale, and the ledger's details say so."""
+    summary = toy_summary(good=True)
+    methods = summary["digits"]["methods"]
+    methods["malora"]["normalised_accuracy"]["per_seed"] = [
+        v - 0.2 for v in methods["malora"]["normalised_accuracy"]["per_seed"]
+    ]
+    result = _judge(summary, {"c": CLAIMS["c4_digits_normalised_tuned_scale"]})["c"]
+    assert result.verdict == REPRODUCED
+    assert "the scale decides: malora (α = m_0/m_t) is contradicted" in result.details

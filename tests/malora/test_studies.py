@@ -86,7 +86,7 @@ def digits_run():
     design = DigitsDesign(base_steps=60, adapter_steps=60)
     cfg = DigitsConfig(
         design=design,
-        methods={**METHODS, "malora_layerwise": {"rule": "malora_layerwise"}},
+        methods={**METHODS, "malora_tuned_scale": {"rule": "malora", "tune": True}},
         scale_grid=GRID,
         calibration_per_task=24,
         margin={"stat": "softmin"},

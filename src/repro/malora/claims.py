@@ -8,6 +8,8 @@ least favourable setting's.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from repro.common.claims import (
@@ -251,13 +253,29 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
     return all_hold(claim_id, parts)
 
 
+def scale_or_direction(claim_id, spec, inputs) -> Claim:
+    """C4 with MaLoRA's direction (α_t ∝ 1/m_t) and one scale tuned on the calibration grid
+    (``method``), beside the same comparison of the α = m_0 / m_t rule (``reference``): the
+    details say whether the scale or the direction decides the verdict."""
+    tuned = paired_comparison(claim_id, spec, inputs)
+    fixed = paired_comparison(claim_id, {**spec, "method": spec["reference"]}, inputs)
+    if tuned.verdict == fixed.verdict:
+        decides = f"the scale does not change the verdict ({fixed.verdict} either way)"
+    else:
+        decides = (
+            f"the scale decides: {spec['reference']} (α = m_0/m_t) is {fixed.verdict}, "
+            f"the same direction with a tuned scale is {tuned.verdict}"
+        )
+    return dataclasses.replace(tuned, details=f"{decides}; {tuned.details}")
+
+
 # --- checks: properties that hold by construction unless there is a bug --------------------
 def peft_gap(claim_id, spec, inputs) -> Claim:
     return check_spec(claim_id, spec, inputs["summary"]["digits"]["peft_cat_max_abs_logit_gap"])
 
 
 def budgets(claim_id, spec, inputs) -> Claim:
-    """Rules that spent more calibration calls than the grid allows (MaLoRA: any)."""
+    """Rules that spent more calibration calls than the grid allows (untuned MaLoRA: any)."""
     section, summary = inputs["section"], inputs["summary"]
     budget = len(section["merge_rules"]["scale_grid"])
     spent = dict(summary["digits"]["calibration_evaluations"])
@@ -269,7 +287,7 @@ def budgets(claim_id, spec, inputs) -> Claim:
     over = [
         n
         for n, used in spent.items()
-        if used > (0 if rules[n]["rule"].startswith("malora") else budget)
+        if used > (0 if rules[n]["rule"] == "malora" and not rules[n].get("tune") else budget)
     ]
     return check_spec(claim_id, spec, len(over), f"calls per rule {spent}; over budget {over}")
 
@@ -328,6 +346,7 @@ KINDS = {
     "positive_margins": positive_margins,
     "near_optimal": near_optimal,
     "paired_comparison": paired_comparison,
+    "scale_or_direction": scale_or_direction,
     "peft_gap": peft_gap,
     "budgets": budgets,
     "oracle_bound": oracle_bound,

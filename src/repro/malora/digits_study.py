@@ -89,22 +89,12 @@ def _problem(ev, deltas, calib, tasks, stat, seed) -> MergeProblem:
     task_margins = [
         _task_margin(ev, d, c, k, stat) for d, (c, k) in zip(deltas, pairs[1:], strict=True)
     ]
-    layer_margins = {
-        name: np.array(
-            [
-                _task_margin(ev, {name: d[name]}, c, k, stat)
-                for d, (c, k) in zip(deltas, pairs[1:], strict=True)
-            ]
-        )
-        for name in deltas[0]
-    }
     return MergeProblem(
         deltas,
         score=lambda delta: float(np.mean([_accuracy(ev, delta, c, k) for c, k in pairs])),
         loss=lambda delta: float(np.mean([_task_loss(ev, delta, c, k) for c, k in pairs])),
         task_margins=np.array(task_margins),
         base_margin=_task_margin(ev, zero, calib[0], tasks[0], stat),
-        layer_margins=layer_margins,
         seed=seed,
     )
 
@@ -213,18 +203,3 @@ def _peft_gap(peft_model, ev, adapters, deltas, x) -> float:
     zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
     direct = ev.logits(merge(zero, deltas, list(alphas)), x)
     return float((via_peft - direct).abs().max())
-
-
-def main(argv=None) -> None:
-    from repro.malora.steps import digits_step, study_main
-
-    study_main(
-        digits_step,
-        "All merge rules on scikit-learn digits with peft LoRA (C4 analogue).",
-        argv,
-        per_seed=False,
-    )
-
-
-if __name__ == "__main__":
-    main()

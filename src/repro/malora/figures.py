@@ -295,7 +295,9 @@ def ablations(summary):
     ax = axes[1, 2]
     methods = summary["digits"]["methods"]
     names = [
-        n for n in ("malora", "malora_layerwise", "task_arithmetic", "ta_tuned") if n in methods
+        n
+        for n in ("base", "malora", "malora_tuned_scale", "task_arithmetic", "ta_tuned")
+        if n in methods
     ]
     x = np.arange(len(names))
     for i, metric in enumerate(("normalised_accuracy", "joint_accuracy")):

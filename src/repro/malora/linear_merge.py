@@ -219,13 +219,3 @@ def run_setting(cfg: LinearMergeConfig, seed: int, setting: str, overlap: float)
 def run_linear_merge(cfg: LinearMergeConfig, seed: int) -> dict:
     runs = [run_setting(cfg, seed, s, e) for s in cfg.settings for e in cfg.overlaps]
     return {"seed": seed, "runs": runs}
-
-
-def main(argv=None) -> None:
-    from repro.malora.steps import linear_step, study_main
-
-    study_main(linear_step, "All merge rules on the linear theory setting (C3) for one seed.", argv)
-
-
-if __name__ == "__main__":
-    main()

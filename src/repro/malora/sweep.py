@@ -128,13 +128,3 @@ def sweep_overlap(cfg: SweepConfig, seed: int, overlap: float) -> dict:
 
 def run_sweep(cfg: SweepConfig, seed: int) -> dict:
     return {"seed": seed, "overlaps": [sweep_overlap(cfg, seed, e) for e in cfg.overlaps]}
-
-
-def main(argv=None) -> None:
-    from repro.malora.steps import study_main, sweep_step
-
-    study_main(sweep_step, "The λ sweep of the linear theory check (C1, C2) for one seed.", argv)
-
-
-if __name__ == "__main__":
-    main()
