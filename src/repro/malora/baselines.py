@@ -28,6 +28,9 @@ class MergeProblem:
     loss: Callable[[Delta], float] | None = None  # LoraHub's objective; default −score
     task_margins: np.ndarray | None = None  # m_t: adapter t on task t's calibration data
     base_margin: float | None = None  # m_0: the base model on the pre-training calibration data
+    # per task, parameter name -> (B, A) with ΔW = B A (B carries the LoRA scaling): LoraHub
+    # combines the factors, not the dense updates
+    factors: Sequence[Mapping[str, tuple[np.ndarray, np.ndarray]]] | None = None
     seed: int = 0
 
     @property
@@ -168,30 +171,44 @@ def knots(
     return Merged({n: bases[n] @ merged[n] for n in names})
 
 
+def combine_factors(problem: MergeProblem, weights) -> dict[str, np.ndarray]:
+    """LoraHub's merge: A = Σ_t w_t A_t and B = Σ_t w_t B_t per layer, ΔW = B A (cross terms
+    B_i A_j included, as in LoraHub's weighted sum of the adapters' state dicts)."""
+    out = {}
+    for name in problem.names:
+        b = sum(w * f[name][0] for w, f in zip(weights, problem.factors, strict=True))
+        a = sum(w * f[name][1] for w, f in zip(weights, problem.factors, strict=True))
+        out[name] = np.asarray(b @ a)
+    return out
+
+
 def lorahub(problem: MergeProblem, *, budget: int, l1: float = 0.05, bound: float = 1.5) -> Merged:
-    """LoraHub: gradient-free search of per-task weights w ∈ [−bound, bound]^T from w = 0,
-    minimising loss(Σ w_t ΔW_t) + l1 Σ|w_t| within ``budget`` objective calls (Nelder-Mead
-    stands in for LoraHub's nevergrad optimiser)."""
-    from scipy.optimize import minimize  # only LoraHub needs it (keeps the config check light)
+    """LoraHub (Huang et al.; its ``lorahub_learning``): nevergrad's NGOpt searches per-task
+    weights w ∈ [−bound, bound]^T from w = 0 for ``budget`` calls of
+    loss(merge(w)) + l1 · mean|w|. With the adapters' factors the merge combines A and B
+    separately (:func:`combine_factors`; α is then not a weight of ΔW_t and is not reported);
+    without them, Σ w_t ΔW_t."""
+    import nevergrad as ng  # only LoraHub needs it (keeps the config check light)
 
     objective = problem.loss or (lambda delta: -problem.score(delta))
+    n = len(problem.deltas)
+
+    def merged(w):
+        w = np.asarray(w, dtype=float)
+        return _weighted(problem, w) if problem.factors is None else combine_factors(problem, w)
+
     calls = []
 
     def penalised(w):
         calls.append(1)
-        return float(objective(_weighted(problem, w))) + l1 * float(np.abs(w).sum())
+        return float(objective(merged(w))) + l1 * float(np.mean(np.abs(w)))
 
-    n = len(problem.deltas)
-    simplex = np.vstack([np.zeros(n), 0.5 * np.eye(n)])
-    result = minimize(
-        penalised,
-        np.zeros(n),
-        method="Nelder-Mead",
-        bounds=[(-bound, bound)] * n,
-        options={"maxfev": budget, "initial_simplex": simplex, "xatol": 1e-4, "fatol": 1e-6},
-    )
-    alphas = np.clip(result.x, -bound, bound)
-    return Merged(_weighted(problem, alphas), alphas, evaluations=len(calls))
+    weights = ng.p.Array(init=np.zeros(n), lower=-bound, upper=bound)
+    weights.random_state = np.random.RandomState(problem.seed)
+    optimiser = ng.optimizers.NGOpt(parametrization=weights, budget=budget)
+    best = np.asarray(optimiser.minimize(penalised).value, dtype=float)
+    alphas = best if problem.factors is None else None
+    return Merged(merged(best), alphas, evaluations=len(calls), tuned={"weights": best.tolist()})
 
 
 def malora(problem: MergeProblem, *, scale: float | None = None) -> Merged:

@@ -147,6 +147,8 @@ def _primary(summary) -> str:
 
 
 def _cell(stats) -> str:
+    if stats["mean"] is None or not np.isfinite(stats["mean"]):  # a rule that failed every seed
+        return "n/a"
     return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
 
 

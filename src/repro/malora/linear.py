@@ -141,6 +141,7 @@ class LoraRun:
     final_objective: float = float("nan")  # after the L-BFGS stage
     gap: float = float("nan")  # duality gap: bound on final objective − optimum
     iterations: int = 0  # L-BFGS iterations
+    factors: tuple[np.ndarray, np.ndarray] | None = None  # (B, A), ΔW = B A (all classes)
 
 
 def train_lora(
@@ -183,6 +184,11 @@ def train_lora(
         delta[rows] = b @ a @ span
         return delta
 
+    def factors():
+        full = np.zeros((base.shape[0], rank))
+        full[rows] = b
+        return full, a @ span
+
     for step in range(1, steps + 1):
         loss, g = _softmax_grad(offset + z @ (b @ a).T, local)
         grad_w = g.T @ z  # classes × span
@@ -194,7 +200,7 @@ def train_lora(
         if step in wanted:
             snapshots[step] = dense()
     if not converge:
-        return LoraRun(dense(), trace, snapshots)
+        return LoraRun(dense(), trace, snapshots, factors=factors())
     done = converge_lora(z, offset, local, b, a, lam)
     b, a = done.b, done.a
-    return LoraRun(dense(), trace, snapshots, done.objective, done.gap, done.iterations)
+    return LoraRun(dense(), trace, snapshots, done.objective, done.gap, done.iterations, factors())

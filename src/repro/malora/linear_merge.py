@@ -70,7 +70,7 @@ def _evaluate(weight, tests_clean, tests_noisy, classes_per_task) -> dict:
     }
 
 
-def _problem(base, deltas, calib, stat, seed) -> MergeProblem:
+def _problem(base, deltas, calib, stat, seed, factors=None) -> MergeProblem:
     x, y = _stack(calib)
     local = [{"W": d} for d in deltas]
 
@@ -84,7 +84,13 @@ def _problem(base, deltas, calib, stat, seed) -> MergeProblem:
     m0 = margin(calib[0].x @ base.T, calib[0].y, **stat)
     mt = [margin(d.x @ (base + dw).T, d.y, **stat) for d, dw in zip(calib[1:], deltas, strict=True)]
     return MergeProblem(
-        local, score=score, loss=loss, task_margins=np.array(mt), base_margin=m0, seed=seed
+        local,
+        score=score,
+        loss=loss,
+        task_margins=np.array(mt),
+        base_margin=m0,
+        factors=None if factors is None else [{"W": f} for f in factors],
+        seed=seed,
     )
 
 
@@ -185,7 +191,7 @@ def run_setting(cfg: LinearMergeConfig, seed: int, setting: str, overlap: float)
         for data, lam in zip(train[1:], spec.lambdas, strict=True)
     ]
     deltas = [r.delta for r in runs]
-    problem = _problem(base, deltas, calib, {"stat": "min"}, seed)
+    problem = _problem(base, deltas, calib, {"stat": "min"}, seed, [r.factors for r in runs])
     methods = _run_methods(cfg, problem, base, clean, noisy)
     x, y = _stack(clean)
     oracle_alpha, oracle_value = best_union_margin(base, deltas, x, y, axis=cfg.oracle_axis)
