@@ -51,7 +51,7 @@ def nuclear_svm(
     n_classes: int,
     *,
     solver: str = "CLARABEL",
-    tolerance: float = 1e-7,
+    tolerance: float = 1e-6,
     with_status: bool = False,
 ) -> np.ndarray | tuple[np.ndarray, str]:
     """Hard-margin multiclass SVM of least nuclear norm (zero-sum rows), classes × features;
@@ -59,8 +59,8 @@ def nuclear_svm(
     latter is logged as a warning, and the caller records it).
 
     CLARABEL runs to the stated ``tolerance`` (duality gap, absolute and relative, and
-    feasibility): at its default 1e-8 it ends "optimal_inaccurate" on these problems with
-    the same optimum to 1e-12."""
+    feasibility): at its default 1e-8 (and at 1e-7 on 6 of 10 sweep problems) it ends
+    "optimal_inaccurate" on these problems with the same optimum to 1e-7."""
     import cvxpy as cp  # 2 s to import: only when this SVM is asked for
 
     x, y = np.asarray(x, dtype=np.float64), _labels(y, n_classes)
