@@ -153,6 +153,8 @@ def _cell(stats) -> str:
 
 
 def _diff(d) -> str:
+    if any(d[k] is None or not np.isfinite(d[k]) for k in ("mean", "low", "high")):
+        return "n/a (a seed failed)"
     return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
 
 
