@@ -39,9 +39,11 @@ def test_every_claim_can_hold(claim_id):
 def test_a_nan_is_not_reproduced_with_the_reason_not_a_crash():
     summary = toy_summary(good=True)
     summary["digits"]["methods"]["malora"]["normalised_accuracy"]["per_seed"][2] = float("nan")
+    summary["digits"]["errors"] = {"malora": [None, None, "every task margin must be > 0"]}
+    summary["digits"]["errors"]["malora"] += [None, None]
     result = _judge(summary, {"c": CLAIMS["c4_digits_normalised"]})["c"]
     assert result.verdict == NOT_REPRODUCED
-    assert "missing" in result.details
+    assert "malora has no value on digits seed 2: every task margin must be > 0" in result.details
 
 
 def test_a_claim_over_several_settings_needs_every_one():

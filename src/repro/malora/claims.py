@@ -17,6 +17,7 @@ from repro.common.claims import (
     all_hold,
     check_spec,
     check_worst,
+    missing_seeds,
     over_seeds,
     paired_claim,
     run_claims,
@@ -244,13 +245,24 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
     else:  # a full-scale backbone: calibration draws are the seeds
         blocks = [(spec["dataset"], summary["full"][spec["dataset"]])]
         seeds = blocks[0][1]["seeds"]
+    failed = []
     for label, block in blocks:
         ours = _by_seed(seeds, block["methods"][spec["method"]][metric]["per_seed"])
+        errors = block.get("errors", {}).get(spec["method"]) or [None] * len(seeds)
+        failed += [
+            f"{label} seed {s}: {err or 'no value'}"
+            for s, err in zip(seeds, errors, strict=True)
+            if s in missing_seeds(ours)
+        ]
         for baseline in spec["baselines"]:
             theirs = _by_seed(seeds, block["methods"][baseline][metric]["per_seed"])
             claim = paired_claim(claim_id, spec, ours, theirs, min_effect=MIN_EFFECTS[metric])
             parts.append((f"{label} vs {baseline}", claim))
-    return all_hold(claim_id, parts)
+    result = all_hold(claim_id, parts)
+    if not failed:
+        return result
+    reason = f"{spec['method']} has no value on {'; '.join(failed)}"
+    return dataclasses.replace(result, details=f"{reason}; {result.details}")
 
 
 def scale_or_direction(claim_id, spec, inputs) -> Claim:
