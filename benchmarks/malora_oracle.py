@@ -33,7 +33,7 @@ def main() -> None:
         world.sample(t, 40 * f, 0.3, args.overlap, "train") for t, f in ((1, 1), (2, 4), (3, 1))
     ]
     test = [world.sample(t, 60, 0.3, args.overlap, "test") for t in range(4)]
-    base = train_base(train[0], design, weight_decay=1e-3, steps=2000)
+    base = train_base(train[0], design, weight_decay=1e-3, steps=2000).weight
     deltas = [
         train_lora(d, base, design, rank=4, lam=lam, steps=2000).delta
         for d, lam in zip(train[1:], (1e-4, 1e-3, 3e-3), strict=True)

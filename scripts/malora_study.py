@@ -12,4 +12,5 @@ if sm.params.step == "sweep":
 elif sm.params.step == "linear":
     steps.linear_step(section, int(sm.wildcards.seed), sm.output.metrics)
 else:
-    steps.digits_step(section, list(section["seeds"]), sm.output.metrics, threads=sm.threads)
+    seeds = section["digits"].get("seeds", section["seeds"])
+    steps.digits_step(section, list(seeds), sm.output.metrics, threads=sm.threads)

@@ -23,7 +23,7 @@ def trained_world(overlap: float, seed: int = 0, lambdas=(1e-3, 3e-3), sizes=(1,
     train += [
         world.sample(t + 1, SMALL.per_class * f, 0.3, overlap, "train") for t, f in enumerate(sizes)
     ]
-    base = train_base(train[0], SMALL, weight_decay=1e-3, steps=400)
+    base = train_base(train[0], SMALL, weight_decay=1e-3, steps=400).weight
     deltas = [
         train_lora(d, base, SMALL, rank=2, lam=lam, steps=400, seed=seed).delta
         for d, lam in zip(train[1:], lambdas, strict=True)
@@ -56,6 +56,7 @@ RULES = [
     "knots_dare",
     "lorahub",
     "malora",
+    "malora_tuned_scale",
 ]
 
 
@@ -67,7 +68,8 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
     def noisy(value, scale=0.005):
         return _stats(value + scale * rng.standard_normal(n))
 
-    shape = [0.80, 0.90, 0.99, 0.95, 0.85] if good else [0.80, 0.84, 0.88, 0.90, 0.92]
+    shape = [0.96, 0.99, 0.999, 0.97, 0.85] if good else [0.80, 0.84, 0.88, 0.90, 0.92]
+    gap = 1e-9 if good else 1e-2  # the adapters' duality gaps
     finetune = [0.6, 0.55, 0.5, 0.4, 0.3] if good else [0.3, 0.4, 0.5, 0.55, 0.6]
     pretrain = [0.3, 0.35, 0.4, 0.5, 0.6] if good else [-0.1, 0.35, 0.4, 0.5, 0.6]
     error = 1.01 if good else 1.5
@@ -75,7 +77,11 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
     for overlap in (0.0, 0.3, 0.6):
         rows = []
         for i, lam in enumerate(LAMBDAS):
-            row = {"lambda": lam, "delta_norm": noisy(3.0 - i * 0.5, 0.0)}
+            row = {
+                "lambda": lam,
+                "delta_norm": noisy(3.0 - i * 0.5, 0.0),
+                "gap": _stats([gap] * n),
+            }
             for svm in ("frobenius", "nuclear"):
                 row[f"cosine_{svm}"] = noisy(shape[i])
             for m, values in (("pretrain", pretrain), ("finetune", finetune)):
@@ -100,8 +106,11 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
                 "lambdas": rows,
                 "base_margin": _stats([m0] * n),
                 "base_norm": _stats([n0] * n),
+                "base_gap": _stats([gap] * n),
+                "nuclear_svm_status": ["optimal"] * n,
             }
         )
+    adapter_gap = gap
     gap = 0.05 if good else -0.05
     linear_blocks = []
     for overlap in (0.0, 0.3, 0.6):
@@ -120,6 +129,8 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
                 "overlap": overlap,
                 "methods": methods,
                 "oracle": oracle,
+                "adapter_gap": _stats([adapter_gap] * n),
+                "base_gap": _stats([adapter_gap] * n),
                 "alphas": {r: [[1.0, 1.0, 1.0]] * n for r in RULES},
                 "calibration_evaluations": {
                     r: 20 if r in ("ta_tuned", "lorahub") else 0 for r in RULES
@@ -128,8 +139,8 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
         )
     digits_methods = {
         r: {
-            "normalised_accuracy": noisy(0.95 if r == "malora" else 0.95 - gap),
-            "joint_accuracy": noisy(0.8 if r == "malora" else 0.8 - gap),
+            "normalised_accuracy": noisy(0.95 if r.startswith("malora") else 0.95 - gap),
+            "joint_accuracy": noisy(0.8 if r.startswith("malora") else 0.8 - gap),
         }
         for r in RULES
     }

@@ -43,8 +43,8 @@ def _broken(edit):
             "claims.c3_beats_average.overlaps",
         ),
         (
-            lambda s: s["claims"]["c1_alignment_nuclear"].update(kind="alignment"),
-            "claims.c1_alignment_nuclear.kind",
+            lambda s: s["claims"]["c1_interior_peak_nuclear"].update(kind="alignment"),
+            "claims.c1_interior_peak_nuclear.kind",
         ),
         (lambda s: s["checks"]["equal_budgets"].update(kind="budget"), "checks.equal_budgets.kind"),
         (

@@ -144,3 +144,59 @@ def test_both_jobs_run_end_to_end(fixture, tmp_path):
         assert r["calibration_evaluations"] == 2
         expected = np.mean(np.array(r["task_accuracy"]) / individual["individual"])
         assert r["normalised_accuracy"] == pytest.approx(expected)
+
+
+def test_peft_loads_the_adapters_with_their_patterns(fixture, tmp_path):
+    """An adapter whose adapter_config.json has rank_pattern and alpha_pattern: peft's loader
+    gives the source model's own ΔW per layer; the uniform alpha / r of the dense reader
+    does not (v_proj's alpha differs)."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import CLIPVisionModel
+
+    from repro.malora.fullscale_data import load_adapter_peft
+
+    clip = fixture["clip"]
+    names = [n for n, _ in clip.named_parameters() if n.startswith("vision_model.")]
+
+    def tower():
+        model = CLIPVisionModel(clip.config.vision_config)
+        model.load_state_dict(clip.vision_model.state_dict())
+        return model
+
+    config = LoraConfig(
+        r=4,
+        lora_alpha=4,
+        target_modules=["q_proj", "v_proj"],
+        rank_pattern={"q_proj": 2},
+        alpha_pattern={"v_proj": 16},
+    )
+    source = get_peft_model(tower(), config)
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for name, p in source.named_parameters():
+            if "lora_B" in name:
+                p.normal_()
+    source.save_pretrained(tmp_path, safe_serialization=False)
+    files = (tmp_path / "adapter_config.json", tmp_path / "adapter_model.bin")
+    target = tower()
+    loaded = load_adapter_peft(*files, target, names)
+    assert not any("lora_" in n for n, _ in target.named_parameters())  # unloaded again
+    reference = lora_deltas(source, "default")
+    assert len(loaded) == len(reference) == 2 * 2
+    for name, value in reference.items():
+        torch.testing.assert_close(loaded[f"vision_model.{name}"], value, rtol=1e-5, atol=1e-6)
+    dense = load_adapter(*files, names)
+    v = next(k for k in reference if "v_proj" in k)
+    assert not torch.allclose(dense[f"vision_model.{v}"], reference[v])
+
+
+def test_peft_loader_refuses_an_adapter_whose_keys_miss_the_model(fixture, tmp_path):
+    from transformers import CLIPTextModel
+
+    from repro.malora.fullscale_data import load_adapter_peft
+
+    clip = fixture["clip"]
+    text = CLIPTextModel(clip.config.text_config)  # no vision layers for the adapter's keys
+    names = [n for n, _ in clip.named_parameters()]
+    with pytest.raises(KeyError, match="LoRA modules in the file"):
+        load_adapter_peft(*fixture["tasks"]["task0"]["adapter"], text, names)

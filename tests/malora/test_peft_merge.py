@@ -107,3 +107,15 @@ def test_merge_cat_refuses_to_overwrite_and_mismatched_weights():
         merge_cat(model, ["t1", "t2"], [1.0], "new")
     with pytest.raises(KeyError, match="not on any"):
         lora_deltas(model, "nope")
+
+
+def test_lora_factors_multiply_to_the_dense_updates():
+    from repro.malora.peft_merge import lora_factors
+
+    model = _model()
+    for adapter in ("t1", "t2"):
+        dense = lora_deltas(model, adapter)
+        factors = lora_factors(model, adapter)
+        assert set(factors) == set(dense)
+        for name, (b, a) in factors.items():
+            torch.testing.assert_close(b @ a, dense[name], rtol=1e-5, atol=1e-6)

@@ -58,3 +58,15 @@ def test_labels_must_cover_every_class(separable):
 def test_cosine():
     assert cosine([[1.0, 0.0]], [[2.0, 0.0]]) == pytest.approx(1.0)
     assert cosine([[1.0, 0.0]], [[0.0, 3.0]]) == pytest.approx(0.0)
+
+
+def test_an_inaccurate_solve_warns_and_reports_its_status(separable, caplog):
+    """CLARABEL at a tolerance it cannot certify ends "optimal_inaccurate": the solve warns,
+    and the status comes back for the caller to record; at the stated tolerance it is optimal."""
+    x, y = separable
+    _, status = nuclear_svm(x, y, 4, with_status=True)
+    assert status == "optimal"
+    with caplog.at_level("WARNING", logger="repro.malora.svm"):
+        _, status = nuclear_svm(x, y, 4, tolerance=1e-16, with_status=True)
+    assert status == "optimal_inaccurate"
+    assert "optimal_inaccurate" in caplog.text

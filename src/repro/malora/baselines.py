@@ -9,6 +9,7 @@ and the calibration margins MaLoRA needs. Rules that tune a coefficient spend at
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 
@@ -27,7 +28,9 @@ class MergeProblem:
     loss: Callable[[Delta], float] | None = None  # LoraHub's objective; default −score
     task_margins: np.ndarray | None = None  # m_t: adapter t on task t's calibration data
     base_margin: float | None = None  # m_0: the base model on the pre-training calibration data
-    layer_margins: Mapping[str, np.ndarray] | None = None  # per parameter: m_t of that layer
+    # per task, parameter name -> (B, A) with ΔW = B A (B carries the LoRA scaling): LoraHub
+    # combines the factors, not the dense updates
+    factors: Sequence[Mapping[str, tuple[np.ndarray, np.ndarray]]] | None = None
     seed: int = 0
 
     @property
@@ -40,6 +43,7 @@ class Merged:
     delta: dict[str, np.ndarray]
     alphas: np.ndarray | None = None  # per task, where the rule is a weighted sum
     evaluations: int = 0  # calls of the calibration objective
+    tuned: dict | None = None  # the parameters a tuned rule chose on the calibration set
 
 
 def _weighted(problem: MergeProblem, alphas) -> dict[str, np.ndarray]:
@@ -167,55 +171,57 @@ def knots(
     return Merged({n: bases[n] @ merged[n] for n in names})
 
 
+def combine_factors(problem: MergeProblem, weights) -> dict[str, np.ndarray]:
+    """LoraHub's merge: A = Σ_t w_t A_t and B = Σ_t w_t B_t per layer, ΔW = B A (cross terms
+    B_i A_j included, as in LoraHub's weighted sum of the adapters' state dicts)."""
+    out = {}
+    for name in problem.names:
+        b = sum(w * f[name][0] for w, f in zip(weights, problem.factors, strict=True))
+        a = sum(w * f[name][1] for w, f in zip(weights, problem.factors, strict=True))
+        out[name] = np.asarray(b @ a)
+    return out
+
+
 def lorahub(problem: MergeProblem, *, budget: int, l1: float = 0.05, bound: float = 1.5) -> Merged:
-    """LoraHub: gradient-free search of per-task weights w ∈ [−bound, bound]^T from w = 0,
-    minimising loss(Σ w_t ΔW_t) + l1 Σ|w_t| within ``budget`` objective calls (Nelder-Mead
-    stands in for LoraHub's nevergrad optimiser)."""
-    from scipy.optimize import minimize  # only LoraHub needs it (keeps the config check light)
+    """LoraHub (Huang et al.; its ``lorahub_learning``): nevergrad's NGOpt searches per-task
+    weights w ∈ [−bound, bound]^T from w = 0 for ``budget`` calls of
+    loss(merge(w)) + l1 · mean|w|. With the adapters' factors the merge combines A and B
+    separately (:func:`combine_factors`; α is then not a weight of ΔW_t and is not reported);
+    without them, Σ w_t ΔW_t."""
+    import nevergrad as ng  # only LoraHub needs it (keeps the config check light)
 
     objective = problem.loss or (lambda delta: -problem.score(delta))
+    n = len(problem.deltas)
+
+    def merged(w):
+        w = np.asarray(w, dtype=float)
+        return _weighted(problem, w) if problem.factors is None else combine_factors(problem, w)
+
     calls = []
 
     def penalised(w):
         calls.append(1)
-        return float(objective(_weighted(problem, w))) + l1 * float(np.abs(w).sum())
+        return float(objective(merged(w))) + l1 * float(np.mean(np.abs(w)))
 
-    n = len(problem.deltas)
-    simplex = np.vstack([np.zeros(n), 0.5 * np.eye(n)])
-    result = minimize(
-        penalised,
-        np.zeros(n),
-        method="Nelder-Mead",
-        bounds=[(-bound, bound)] * n,
-        options={"maxfev": budget, "initial_simplex": simplex, "xatol": 1e-4, "fatol": 1e-6},
-    )
-    alphas = np.clip(result.x, -bound, bound)
-    return Merged(_weighted(problem, alphas), alphas, evaluations=len(calls))
+    weights = ng.p.Array(init=np.zeros(n), lower=-bound, upper=bound)
+    weights.random_state = np.random.RandomState(problem.seed)
+    optimiser = ng.optimizers.NGOpt(parametrization=weights, budget=budget)
+    best = np.asarray(optimiser.minimize(penalised).value, dtype=float)
+    alphas = best if problem.factors is None else None
+    return Merged(merged(best), alphas, evaluations=len(calls), tuned={"weights": best.tolist()})
 
 
-def malora(problem: MergeProblem) -> Merged:
-    """α_t = m_0 / m_t from the calibration margins (no objective calls)."""
+def malora(problem: MergeProblem, *, scale: float | None = None) -> Merged:
+    """α_t = m_0 / m_t from the calibration margins (no objective calls). With ``scale`` (the
+    tuned variant) only MaLoRA's direction is kept: α_t = scale · mean_s(m_s) / m_t, the scale
+    chosen on the calibration grid like task arithmetic's (scale 1: the mean α is ≈ 1)."""
     if problem.task_margins is None:
         raise ValueError("malora needs the calibration task margins m_t")
-    alphas = malora_alphas(problem.task_margins, problem.base_margin)
+    if scale is None:
+        alphas = malora_alphas(problem.task_margins, problem.base_margin)
+    else:
+        alphas = float(scale) * malora_alphas(problem.task_margins, None)
     return Merged(_weighted(problem, alphas), alphas)
-
-
-def malora_layerwise(problem: MergeProblem) -> Merged:
-    """Per-layer α_{t,l} = m_0 / m_{t,l}, m_{t,l} the margin with only layer l of adapter t
-    applied; a layer whose margins are not all > 0 (it cannot classify alone) keeps the
-    global α_t."""
-    if problem.layer_margins is None:
-        raise ValueError("malora_layerwise needs per-layer calibration margins")
-    global_alphas = malora(problem).alphas
-    per_task = [dict.fromkeys(problem.names, float(a)) for a in global_alphas]
-    for name, margins in problem.layer_margins.items():
-        margins = np.asarray(margins, dtype=float)
-        if np.all(np.isfinite(margins)) and np.all(margins > 0):
-            for t, a in enumerate(malora_alphas(margins, problem.base_margin)):
-                per_task[t][name] = float(a)
-    zero = {n: np.zeros_like(v) for n, v in problem.deltas[0].items()}
-    return Merged(merge(zero, list(problem.deltas), per_task), global_alphas)
 
 
 def _norm_rule(problem: MergeProblem, norm: str) -> Merged:
@@ -243,7 +249,6 @@ RULES: dict[str, Callable[..., Merged]] = {
     "knots": knots,
     "lorahub": lorahub,
     "malora": malora,
-    "malora_layerwise": malora_layerwise,
     "norm_frobenius": norm_frobenius,
     "norm_nuclear": norm_nuclear,
 }
@@ -260,9 +265,9 @@ def rule_row(spec: Mapping, problem: MergeProblem, scale_grid, evaluate, metrics
     """One configured rule ``{rule, params, tune}`` merged and evaluated (``evaluate`` maps
     the merged ΔW to a metrics dict). A MaLoRA rule meeting a calibration margin ≤ 0 has no
     equalising α on this seed: its row is NaN with the reason (brief §8.8), not a crash."""
-    grid = scale_grid if spec.get("tune", False) else None
+    grid = tuning_grid(spec, scale_grid)
     try:
-        merged = run_rule(spec["rule"], problem, spec.get("params"), scale_grid=grid)
+        merged = run_rule(spec["rule"], problem, spec.get("params"), grid=grid)
     except ValueError as err:
         if not spec["rule"].startswith("malora"):
             raise
@@ -271,27 +276,48 @@ def rule_row(spec: Mapping, problem: MergeProblem, scale_grid, evaluate, metrics
     row = evaluate(merged.delta)
     row["alphas"] = None if merged.alphas is None else merged.alphas.tolist()
     row["calibration_evaluations"] = merged.evaluations
+    if merged.tuned is not None:
+        row["tuned"] = merged.tuned
     return row
 
 
+def tuning_grid(spec: Mapping, scale_grid) -> dict | None:
+    """A tuned rule's search grid: its own ``tune_grid`` (parameter → values, searched as a
+    product, e.g. DARE's drop rate × scale) or the shared scale grid; None if untuned."""
+    if not spec.get("tune", False):
+        return None
+    return dict(spec.get("tune_grid") or {"scale": list(scale_grid)})
+
+
 def run_rule(
-    rule: str, problem: MergeProblem, params: Mapping | None = None, scale_grid=None
+    rule: str,
+    problem: MergeProblem,
+    params: Mapping | None = None,
+    scale_grid=None,
+    *,
+    grid: Mapping | None = None,
 ) -> Merged:
-    """Run ``rule``; with ``scale_grid`` its ``scale`` is chosen on the calibration objective
-    (one call per grid point, ties to the first), as task arithmetic's coefficient is."""
+    """Run ``rule``; with ``scale_grid`` its ``scale`` (with ``grid``, every parameter the grid
+    names, over the product of their values) is chosen on the calibration objective, one call
+    per grid point, ties to the first, as task arithmetic's coefficient is."""
     if rule not in RULES:
         raise ValueError(f"unknown merge rule {rule!r}; choose from {sorted(RULES)}")
     params = dict(params or {})
-    if scale_grid is None:
+    if grid is None and scale_grid is not None:
+        grid = {"scale": list(scale_grid)}
+    if grid is None:
         return RULES[rule](problem, **params)
     if problem.score is None:
         raise ValueError(f"tuning {rule} needs a calibration objective")
-    best, best_score = None, -np.inf
-    for scale in scale_grid:
-        candidate = RULES[rule](problem, **params, scale=float(scale))
+    names = list(grid)
+    points = list(itertools.product(*(grid[n] for n in names)))
+    best, best_score, best_point = None, -np.inf, None
+    for point in points:
+        chosen = {n: float(v) for n, v in zip(names, point, strict=True)}
+        candidate = RULES[rule](problem, **{**params, **chosen})
         value = float(problem.score(candidate.delta))
         if value > best_score:  # NaN never wins
-            best, best_score = candidate, value
+            best, best_score, best_point = candidate, value, chosen
     if best is None:
-        raise ValueError(f"{rule}: no finite calibration score on the grid {list(scale_grid)}")
-    return dataclasses.replace(best, evaluations=best.evaluations + len(scale_grid))
+        raise ValueError(f"{rule}: no finite calibration score on the grid {dict(grid)}")
+    return dataclasses.replace(best, evaluations=best.evaluations + len(points), tuned=best_point)

@@ -10,7 +10,7 @@ import torch
 from repro.malora.fullscale import DeltaBench, FullConfig
 from repro.malora.fullscale_data import (
     decode,
-    load_adapter,
+    load_adapter_peft,
     load_parquet_images,
     load_shards,
     parquet_class_names,
@@ -33,7 +33,7 @@ class ClipBench(DeltaBench):
     """A CLIP model whose vision weights are set to W0 + ΔW on demand, and per-task heads."""
 
     def __init__(self, cfg: FullConfig):
-        from transformers import CLIPImageProcessor, CLIPModel, CLIPTokenizer
+        from transformers import CLIPImageProcessor, CLIPModel, CLIPTokenizer, CLIPVisionModel
 
         from repro.common.device import select_device
 
@@ -42,7 +42,13 @@ class ClipBench(DeltaBench):
         self.processor = CLIPImageProcessor.from_pretrained(cfg.model_dir)
         tokenizer = CLIPTokenizer.from_pretrained(cfg.model_dir)
         vision = [n for n, _ in model.named_parameters() if n.startswith("vision_model.")]
-        deltas = [load_adapter(t.adapter_config, t.adapter_weights, vision) for t in cfg.tasks]
+        # the KnOTS adapters were saved from a CLIPVisionModel: peft loads them onto one
+        tower = CLIPVisionModel(model.config.vision_config)
+        tower.load_state_dict(model.vision_model.state_dict())
+        deltas = [
+            load_adapter_peft(t.adapter_config, t.adapter_weights, tower, vision) for t in cfg.tasks
+        ]
+        del tower
         super().__init__(cfg, model, deltas, device)  # LoRA is on the vision tower
         self.heads = []
         for task in cfg.tasks:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import numpy as np
+
 from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.malora.names import DIGITS_METRICS, FULL_METRICS, LINEAR_METRICS, SVMS
 
@@ -33,6 +35,21 @@ def _rules(section, key) -> dict:
             )
         if spec.get("tune") and "scale" not in accepted:
             raise ConfigError(f"{where}.tune: {spec['rule']} has no scale to tune")
+        grid = spec.get("tune_grid", {})
+        if grid and not spec.get("tune"):
+            raise ConfigError(f"{where}.tune_grid: only with tune: true")
+        if set(grid) - accepted:
+            raise ConfigError(
+                f"{where}.tune_grid: {sorted(set(grid) - accepted)} are not parameters of "
+                f"{spec['rule']} ({sorted(accepted)})"
+            )
+        points = int(np.prod([len(v) for v in grid.values()])) if grid else 0
+        budget = len(section["merge_rules"]["scale_grid"])
+        if points > budget:
+            raise ConfigError(
+                f"{where}.tune_grid: {points} points exceed the calibration budget "
+                f"(len(scale_grid) = {budget})"
+            )
     return methods
 
 
@@ -48,8 +65,6 @@ def _experiments(section, key, methods) -> None:
     linear = section.get("linear")
     if not linear:
         return
-    if "malora_layerwise" in linear["methods"]:
-        raise ConfigError(f"{key}.linear.methods: malora_layerwise needs layers (digits only)")
     n_tasks = linear["design"]["n_tasks"]
     for name, setting in linear["settings"].items():
         for field in ("size_factors", "lambdas"):
@@ -77,11 +92,12 @@ def _references_of(section):
             metrics = METRICS.get(exp, ())
         out = {
             "method": methods,
+            "reference": methods,
             "baselines": methods,
             "overlaps": section.get("linear", {}).get("overlaps", []),
             "svm": SVMS,
         }
-        if spec["kind"] == "paired_comparison":
+        if spec["kind"] in ("paired_comparison", "scale_or_direction"):
             out["dataset"] = [e for e in EXPERIMENTS if e in section] + list(backbones)
             out["metric"] = metrics
         return out

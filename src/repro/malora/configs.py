@@ -46,7 +46,6 @@ def linear_merge_config(section: dict) -> LinearMergeConfig:
         scale_grid=tuple(section["merge_rules"]["scale_grid"]),
         test_noises=tuple(lin["test_noises"]),
         rank=lin["rank"],
-        lora_steps=lin["lora_steps"],
         base_steps=lin["base_steps"],
         base_weight_decay=lin["base_weight_decay"],
         oracle_axis=_axis(lin["oracle_axis"]),

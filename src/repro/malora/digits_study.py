@@ -24,7 +24,7 @@ from repro.malora.digits import (
 from repro.malora.margins import margin
 from repro.malora.merging import merge
 from repro.malora.names import DIGITS_METRICS
-from repro.malora.peft_merge import base_state, lora_deltas, merge_cat
+from repro.malora.peft_merge import base_state, lora_deltas, lora_factors, merge_cat
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def _task_loss(ev, delta, data: Split, classes) -> float:
     return float(torch.nn.functional.cross_entropy(logits, local_labels(data.y, classes)))
 
 
-def _problem(ev, deltas, calib, tasks, stat, seed) -> MergeProblem:
+def _problem(ev, deltas, calib, tasks, stat, seed, factors=None) -> MergeProblem:
     """Calibration objective: mean per-task-head accuracy over all tasks, pre-training
     included (LoraHub: the mean per-task cross-entropy); margins on the tasks' own heads."""
     zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
@@ -89,22 +89,13 @@ def _problem(ev, deltas, calib, tasks, stat, seed) -> MergeProblem:
     task_margins = [
         _task_margin(ev, d, c, k, stat) for d, (c, k) in zip(deltas, pairs[1:], strict=True)
     ]
-    layer_margins = {
-        name: np.array(
-            [
-                _task_margin(ev, {name: d[name]}, c, k, stat)
-                for d, (c, k) in zip(deltas, pairs[1:], strict=True)
-            ]
-        )
-        for name in deltas[0]
-    }
     return MergeProblem(
         deltas,
         score=lambda delta: float(np.mean([_accuracy(ev, delta, c, k) for c, k in pairs])),
         loss=lambda delta: float(np.mean([_task_loss(ev, delta, c, k) for c, k in pairs])),
         task_margins=np.array(task_margins),
         base_margin=_task_margin(ev, zero, calib[0], tasks[0], stat),
-        layer_margins=layer_margins,
+        factors=factors,
         seed=seed,
     )
 
@@ -150,10 +141,14 @@ def run_digits_seed(cfg: DigitsConfig, seed: int) -> dict:
     peft_model = train_adapters(d, train_base(d, splits["train"], seed), splits["train"], seed)
     adapters = [f"task{t}" for t in range(1, len(d.tasks))]
     deltas = [{k: v.numpy() for k, v in lora_deltas(peft_model, a).items()} for a in adapters]
+    factors = [
+        {k: (b.numpy(), a.numpy()) for k, (b, a) in lora_factors(peft_model, name).items()}
+        for name in adapters
+    ]
     ev = Evaluator(MLP(d.hidden), base_state(peft_model))  # merged weights go in by name
     rng = np.random.default_rng([seed, 5])
     calib = [_draw(splits["calibration"], k, cfg.calibration_per_task, rng) for k in d.tasks]
-    problem = _problem(ev, deltas, calib, d.tasks, cfg.margin, seed)
+    problem = _problem(ev, deltas, calib, d.tasks, cfg.margin, seed, factors)
     test = splits["test"]
     zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
     base_accuracy = [_accuracy(ev, zero, test.task(k), k) for k in d.tasks]
@@ -213,18 +208,3 @@ def _peft_gap(peft_model, ev, adapters, deltas, x) -> float:
     zero = {k: np.zeros_like(v) for k, v in deltas[0].items()}
     direct = ev.logits(merge(zero, deltas, list(alphas)), x)
     return float((via_peft - direct).abs().max())
-
-
-def main(argv=None) -> None:
-    from repro.malora.steps import digits_step, study_main
-
-    study_main(
-        digits_step,
-        "All merge rules on scikit-learn digits with peft LoRA (C4 analogue).",
-        argv,
-        per_seed=False,
-    )
-
-
-if __name__ == "__main__":
-    main()

@@ -62,6 +62,9 @@ def summarise_linear(seed_docs: list[dict]) -> dict:
             "methods": methods,
             "paired_vs_malora": _paired(methods, ("union_margin", "joint_accuracy")),
             "oracle": _stats([r["oracle"]["union_margin"] for r in runs]),
+            # largest duality gap of a seed's adapters, and its base's gap bound
+            "adapter_gap": _stats([float(np.max(r["adapter_gaps"])) for r in runs]),
+            "base_gap": _stats([r["base_gap"] for r in runs]),
             "alphas": {n: [r["methods"][n]["alphas"] for r in runs] for n in methods},
             "calibration_evaluations": {
                 n: max(r["methods"][n]["calibration_evaluations"] for r in runs) for n in methods
@@ -93,7 +96,11 @@ def summarise_sweep(seed_docs: list[dict]) -> dict:
         rows = []
         for j, row in enumerate(first["lambdas"]):
             per = [d["overlaps"][i]["lambdas"][j] for d in seed_docs]
-            entry = {"lambda": row["lambda"], "delta_norm": _stats([p["delta_norm"] for p in per])}
+            entry = {
+                "lambda": row["lambda"],
+                "delta_norm": _stats([p["delta_norm"] for p in per]),
+                "gap": _stats([p["gap"] for p in per]),
+            }
             for name in row["cosine"]:
                 entry[f"cosine_{name}"] = _stats([p["cosine"][name] for p in per])
                 for step in row["cosine_by_step"]:
@@ -113,6 +120,8 @@ def summarise_sweep(seed_docs: list[dict]) -> dict:
                 "lambdas": rows,
                 "base_margin": _stats([d["overlaps"][i]["base_margin"] for d in seed_docs]),
                 "base_norm": _stats([d["overlaps"][i]["base_norm"] for d in seed_docs]),
+                "base_gap": _stats([d["overlaps"][i]["base_gap"] for d in seed_docs]),
+                "nuclear_svm_status": [d["overlaps"][i]["nuclear_svm_status"] for d in seed_docs],
             }
         )
     return out

@@ -18,6 +18,7 @@ def _band(ax, x, stats, **style):
     mean, sd = np.array([s["mean"] for s in stats]), np.array([s["sd"] for s in stats])
     (line,) = ax.plot(x, mean, **style)
     ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15, lw=0)
+    return line
 
 
 def margins_vs_lambda(summary):
@@ -146,10 +147,14 @@ def _primary(summary) -> str:
 
 
 def _cell(stats) -> str:
+    if stats["mean"] is None or not np.isfinite(stats["mean"]):  # a rule that failed every seed
+        return "n/a"
     return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
 
 
 def _diff(d) -> str:
+    if any(d[k] is None or not np.isfinite(d[k]) for k in ("mean", "low", "high")):
+        return "n/a (a seed failed)"
     return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
 
 
@@ -227,16 +232,19 @@ def ablations(summary):
     ax.legend(fontsize=7)
     ax = axes[0, 1]
     for block in lin:
-        stats = block["ablations"]["calibration_size"]
-        _band(
+        stats = {k: v for k, v in block["ablations"]["calibration_size"].items() if k != "test"}
+        line = _band(
             ax,
             [int(k) for k in stats],
             list(stats.values()),
             marker="o",
             label=f"linear ε = {block['overlap']:g}",
         )
+        test = block["ablations"]["calibration_size"].get("test")
+        if test is not None:  # α from the test split's own margins
+            ax.axhline(test["mean"], color=line.get_color(), ls=":", lw=1)
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("calibration examples per task")
+    ax.set_xlabel("calibration examples per class (dotted: the test split)")
     ax.set_ylabel("MaLoRA union margin (linear)")
     ax.set_title("Calibration size")
     ax.legend(fontsize=7)
@@ -291,7 +299,9 @@ def ablations(summary):
     ax = axes[1, 2]
     methods = summary["digits"]["methods"]
     names = [
-        n for n in ("malora", "malora_layerwise", "task_arithmetic", "ta_tuned") if n in methods
+        n
+        for n in ("base", "malora", "malora_tuned_scale", "task_arithmetic", "ta_tuned")
+        if n in methods
     ]
     x = np.arange(len(names))
     for i, metric in enumerate(("normalised_accuracy", "joint_accuracy")):

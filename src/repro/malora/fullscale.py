@@ -13,7 +13,6 @@ not available, so MaLoRA's scale falls back to the mean task margin (brief §2.3
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 
@@ -80,9 +79,8 @@ def _accuracy(bench, delta, data) -> list[float]:
     return [_accuracy_one(bench, t, d) for t, d in enumerate(data)]
 
 
-def _problem(bench, calib, seed, *, layers: bool) -> MergeProblem:
-    """The rules' shared view of one calibration draw; per-layer margins (one calibration
-    pass per layer and task) only for the rules that use them."""
+def _problem(bench, calib, seed) -> MergeProblem:
+    """The rules' shared view of one calibration draw."""
     stat = bench.cfg.margin
     numpy_deltas = [{k: v.cpu().numpy() for k, v in d.items()} for d in bench.deltas]
 
@@ -98,19 +96,12 @@ def _problem(bench, calib, seed, *, layers: bool) -> MergeProblem:
         ]
         return float(np.mean(losses))
 
-    layer = None
-    if layers:
-        layer = {
-            n: np.array([task_margin({n: d[n]}, t) for t, d in enumerate(numpy_deltas)])
-            for n in bench.base
-        }
     return MergeProblem(
         numpy_deltas,
         score=lambda delta: float(np.mean(_accuracy(bench, delta, calib))),
         loss=loss,
         task_margins=np.array([task_margin(d, t) for t, d in enumerate(numpy_deltas)]),
         base_margin=None,  # no pre-training data: α_t = mean_s(m_s) / m_t
-        layer_margins=layer,
         seed=seed,
     )
 
@@ -141,46 +132,8 @@ def run_method(bench, method: str, individual: dict) -> dict:
                 "normalised_accuracy": float(np.mean(np.array(acc) / individual["individual"])),
             }
 
-        problem = _problem(bench, calib, seed, layers=spec["rule"] == "malora_layerwise")
+        problem = _problem(bench, calib, seed)
         row = rule_row(spec, problem, bench.cfg.scale_grid, evaluate, METRICS)
         rows.append({"seed": seed, **row})
         log.info("%s seed %d: normalised accuracy %.4f", method, seed, row["normalised_accuracy"])
     return {"method": method, "tasks": bench.task_names, "runs": rows}
-
-
-def main(argv=None) -> None:
-    import json
-
-    from repro.malora.steps import full_step
-
-    parser = argparse.ArgumentParser(
-        description="One full-scale MaLoRA job: the normalisers (no --method) or one rule."
-    )
-    parser.add_argument(
-        "--params",
-        required=True,
-        help="JSON of the rule's params: files, settings, "
-        "merge_rules, device (as malora_full_individual passes them)",
-    )
-    parser.add_argument("--method", help="a name under papers.malora.merge_rules.methods")
-    parser.add_argument("--individual", help="the normalisers' JSON (with --method)")
-    parser.add_argument("--out", required=True, help="JSON to write")
-    args = parser.parse_args(argv)
-    if args.method and not args.individual:
-        parser.error("--method needs --individual")
-    logging.basicConfig(level=logging.INFO)
-    with open(args.params) as handle:
-        p = json.load(handle)
-    full_step(
-        p["files"],
-        p["settings"],
-        p["merge_rules"],
-        p["device"],
-        args.out,
-        method=args.method,
-        individual=args.individual,
-    )
-
-
-if __name__ == "__main__":
-    main()

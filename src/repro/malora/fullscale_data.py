@@ -56,15 +56,54 @@ def load_adapter(config_path, weights_path, param_names) -> dict[str, torch.Tens
             continue
         module = key.split(".lora_A.")[0].removeprefix("base_model.model.")
         b = state[key.replace(".lora_A.", ".lora_B.")]
-        matches = [
-            p for p in param_names if p == f"{module}.weight" or p.endswith(f".{module}.weight")
-        ]
-        if len(matches) != 1:
-            raise KeyError(f"{weights_path}: {module} matches {len(matches)} base parameters")
-        deltas[matches[0]] = scaling * b.float() @ a.float()
+        deltas[_match(module, param_names, weights_path)] = scaling * b.float() @ a.float()
     if not deltas:
         raise ValueError(f"{weights_path}: no LoRA factors (lora_A/lora_B) found")
     return deltas
+
+
+def _match(module: str, param_names, source) -> str:
+    """The one base parameter whose name ends in ``module``.weight."""
+    matches = [p for p in param_names if p == f"{module}.weight" or p.endswith(f".{module}.weight")]
+    if len(matches) != 1:
+        raise KeyError(f"{source}: {module} matches {len(matches)} base parameters")
+    return matches[0]
+
+
+def load_adapter_peft(config_path, weights_path, tower, param_names) -> dict[str, torch.Tensor]:
+    """A peft LoRA adapter loaded by peft itself (``PeftModel.from_pretrained`` with the
+    ``LoraConfig`` of its adapter_config.json) onto ``tower`` (a module whose paths match the
+    adapter's keys, e.g. a CLIPVisionModel for KnOTS's CLIP adapters; it is wrapped, then
+    unloaded again), so that ``fan_in_fan_out``, ``rank_pattern``, ``alpha_pattern`` and rsLoRA
+    are honoured as peft applies them. Returns the dense updates keyed by the base model's
+    parameter name (``param_names``, matched by module-path suffix). Every LoRA module of the
+    file must land on a layer of ``tower``: a key that peft would skip is an error."""
+    import tempfile
+
+    from peft import PeftModel
+
+    from repro.malora.peft_merge import lora_deltas
+
+    config_path, weights_path = need_file(config_path), need_file(weights_path)
+    in_file = {k.split(".lora_A.")[0] for k in read_state(weights_path) if ".lora_A." in k}
+    with tempfile.TemporaryDirectory() as folder:
+        Path(folder, "adapter_config.json").symlink_to(config_path.resolve())
+        name = "adapter_model" + (
+            ".safetensors" if weights_path.suffix == ".safetensors" else ".bin"
+        )
+        Path(folder, name).symlink_to(weights_path.resolve())
+        model = PeftModel.from_pretrained(tower, folder, adapter_name="task")
+        try:
+            deltas = lora_deltas(model, "task")
+        finally:
+            model.unload()  # the tower without LoRA layers, as it came in
+    if len(deltas) != len(in_file):
+        raise KeyError(
+            f"{weights_path}: {len(in_file)} LoRA modules in the file, {len(deltas)} on the model"
+        )
+    return {
+        _match(k.removesuffix(".weight"), param_names, weights_path): v for k, v in deltas.items()
+    }
 
 
 def load_head(weights_path, module: str = "score") -> torch.Tensor:

@@ -15,6 +15,8 @@ import dataclasses
 
 import numpy as np
 
+from repro.malora.convex import converge_lora, converge_ridge
+
 
 @dataclasses.dataclass(frozen=True)
 class LinearDesign:
@@ -105,10 +107,17 @@ def _step_size(x: np.ndarray) -> float:
     return 1.0 / float(np.linalg.eigvalsh(x.T @ x / len(x)).max())
 
 
+@dataclasses.dataclass(frozen=True)
+class BaseRun:
+    weight: np.ndarray  # all classes, zero outside task 0's rows
+    gap: float  # bound on objective − optimum (‖∇‖² / (2 wd)); NaN without ``converge``
+
+
 def train_base(
-    data: TaskData, design: LinearDesign, *, weight_decay: float, steps: int
-) -> np.ndarray:
-    """W0: full-rank gradient descent on task 0's head with weight decay (rows in S_0)."""
+    data: TaskData, design: LinearDesign, *, weight_decay: float, steps: int, converge: bool = True
+) -> BaseRun:
+    """W0: full-rank gradient descent on task 0's head with weight decay (rows in S_0), then
+    (``converge``) L-BFGS to the minimiser (strongly convex: its gradient certifies it)."""
     rows = task_rows(data.task, design.classes_per_task)
     local = data.y - rows.start
     w = np.zeros((design.classes_per_task, design.dim))
@@ -116,16 +125,23 @@ def train_base(
     for _ in range(steps):
         _, g = _softmax_grad(data.x @ w.T, local)
         w -= lr * (g.T @ data.x + weight_decay * w)
+    gap = float("nan")
+    if converge:
+        w, gap = converge_ridge(data.x, local, w, weight_decay)
     full = np.zeros((design.n_classes, design.dim))
     full[rows] = w
-    return full
+    return BaseRun(full, gap)
 
 
 @dataclasses.dataclass(frozen=True)
 class LoraRun:
     delta: np.ndarray  # dense ΔW, all classes, zero outside the task's rows
-    objective: list[float]  # training objective per step
+    objective: list[float]  # training objective per gradient-descent step
     snapshots: dict[int, np.ndarray]  # ΔW after the requested numbers of steps
+    final_objective: float = float("nan")  # after the L-BFGS stage
+    gap: float = float("nan")  # duality gap: bound on final objective − optimum
+    iterations: int = 0  # L-BFGS iterations
+    factors: tuple[np.ndarray, np.ndarray] | None = None  # (B, A), ΔW = B A (all classes)
 
 
 def train_lora(
@@ -139,9 +155,12 @@ def train_lora(
     init_scale: float = 0.01,
     seed: int = 0,
     snapshot_steps=(),
+    converge: bool = True,
 ) -> LoraRun:
     """ΔW = B A on task t's head rows, gradient descent on
-    CE((W0 + BA) x) + (λ/2)(‖A‖² + ‖B‖²) with W0 frozen; B starts at 0 as in LoRA.
+    CE((W0 + BA) x) + (λ/2)(‖A‖² + ‖B‖²) with W0 frozen; B starts at 0 as in LoRA. With
+    ``converge``, L-BFGS then runs the same objective to its minimum and the duality gap of
+    the convex problem it equals (:mod:`repro.malora.convex`) certifies it.
 
     A starts small and random *inside the span of the task's inputs*: every gradient step
     stays there too, so at ε = 0 the adapter is exactly orthogonal to the other tasks, as the
@@ -153,20 +172,26 @@ def train_lora(
     rng = np.random.default_rng([seed, data.task, 7])
     _, sv, vt = np.linalg.svd(data.x, full_matrices=False)
     span = vt[sv > 1e-9 * sv.max()]
-    a = init_scale * rng.standard_normal((rank, len(span))) @ span
+    z = data.x @ span.T  # inputs in an orthonormal basis of their span: A = a span
+    a = init_scale * rng.standard_normal((rank, len(span)))
     b = np.zeros((design.classes_per_task, rank))
     offset = data.x @ base[rows].T
-    lr = _step_size(data.x)
+    lr = _step_size(z)  # the same curvature as in input space (span is orthonormal)
     trace, snapshots, wanted = [], {}, set(snapshot_steps)
 
     def dense():
         delta = np.zeros_like(base)
-        delta[rows] = b @ a
+        delta[rows] = b @ a @ span
         return delta
 
+    def factors():
+        full = np.zeros((base.shape[0], rank))
+        full[rows] = b
+        return full, a @ span
+
     for step in range(1, steps + 1):
-        loss, g = _softmax_grad(offset + data.x @ (b @ a).T, local)
-        grad_w = g.T @ data.x  # classes × dim
+        loss, g = _softmax_grad(offset + z @ (b @ a).T, local)
+        grad_w = g.T @ z  # classes × span
         trace.append(loss + 0.5 * lam * (np.sum(a * a) + np.sum(b * b)))
         grad_b = grad_w @ a.T + lam * b
         grad_a = b.T @ grad_w + lam * a
@@ -174,4 +199,8 @@ def train_lora(
         a -= lr * grad_a
         if step in wanted:
             snapshots[step] = dense()
-    return LoraRun(dense(), trace, snapshots)
+    if not converge:
+        return LoraRun(dense(), trace, snapshots, factors=factors())
+    done = converge_lora(z, offset, local, b, a, lam)
+    b, a = done.b, done.a
+    return LoraRun(dense(), trace, snapshots, done.objective, done.gap, done.iterations, factors())

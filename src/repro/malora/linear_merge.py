@@ -35,13 +35,12 @@ class LinearMergeConfig:
     scale_grid: tuple[float, ...]
     test_noises: tuple[float, ...] = (0.3, 0.8)
     rank: int = 4
-    lora_steps: int = 2000
     base_steps: int = 2000
     base_weight_decay: float = 1e-3
     oracle_axis: tuple[float, ...] = tuple(np.geomspace(0.05, 5.0, 6))
     landscape_axis: tuple[float, ...] = tuple(np.geomspace(0.02, 5.0, 41))
     margin_stats: dict = dataclasses.field(default_factory=lambda: {"min": {"stat": "min"}})
-    calibration_sizes: tuple[int, ...] = ()  # examples per task for the ablation
+    calibration_sizes: tuple[int, ...] = ()  # examples per class for the ablation
     primary_setting: str = "unequal"  # the claims' setting; landscape and ablations only here
 
 
@@ -71,7 +70,7 @@ def _evaluate(weight, tests_clean, tests_noisy, classes_per_task) -> dict:
     }
 
 
-def _problem(base, deltas, calib, stat, seed) -> MergeProblem:
+def _problem(base, deltas, calib, stat, seed, factors=None) -> MergeProblem:
     x, y = _stack(calib)
     local = [{"W": d} for d in deltas]
 
@@ -85,7 +84,13 @@ def _problem(base, deltas, calib, stat, seed) -> MergeProblem:
     m0 = margin(calib[0].x @ base.T, calib[0].y, **stat)
     mt = [margin(d.x @ (base + dw).T, d.y, **stat) for d, dw in zip(calib[1:], deltas, strict=True)]
     return MergeProblem(
-        local, score=score, loss=loss, task_margins=np.array(mt), base_margin=m0, seed=seed
+        local,
+        score=score,
+        loss=loss,
+        task_margins=np.array(mt),
+        base_margin=m0,
+        factors=None if factors is None else [{"W": f} for f in factors],
+        seed=seed,
     )
 
 
@@ -100,37 +105,33 @@ def _run_methods(cfg, problem, base, tests_clean, tests_noisy) -> dict:
     }
 
 
-def _ablations(cfg, world, base, deltas, overlap, tests_clean, seed) -> dict:
-    """MaLoRA's union margin under other statistics, calibration sizes and task counts."""
+def _ablations(cfg, world, base, deltas, overlap, calib, tests_clean, seed) -> dict:
+    """MaLoRA's union margin under other statistics, calibration sizes (examples per class,
+    fresh draws; "test": the margins of the clean test split itself) and task counts."""
     d = cfg.design
     x, y = _stack(tests_clean)
-    per_class = max(
-        [d.calib_per_class] + [-(-n // d.classes_per_task) for n in cfg.calibration_sizes]
-    )
-    pool = [
-        world.sample(t, per_class, d.train_noise, overlap, "calibration pool")
-        for t in range(d.n_tasks + 1)
-    ]
     out = {"margin_stat": {}, "calibration_size": {}, "n_tasks": {}}
     for name, stat in cfg.margin_stats.items():
-        merged = run_rule("malora", _problem(base, deltas, pool, stat, seed))
+        merged = run_rule("malora", _problem(base, deltas, calib, stat, seed))
         out["margin_stat"][name] = float(union_margins(base, deltas, x, y, merged.alphas)[0])
-    rng = np.random.default_rng([seed, 11])
-    for size in cfg.calibration_sizes:
-        subset = []
-        for p in pool:
-            pick = rng.permutation(len(p.y))[: min(size, len(p.y))]
-            subset.append(dataclasses.replace(p, x=p.x[pick], y=p.y[pick]))
+    draws = {
+        str(size): [
+            world.sample(t, size, d.train_noise, overlap, "calibration pool")
+            for t in range(d.n_tasks + 1)
+        ]
+        for size in cfg.calibration_sizes
+    }
+    for size, subset in {**draws, "test": tests_clean}.items():
         try:
             merged = run_rule("malora", _problem(base, deltas, subset, {"stat": "min"}, seed))
             value = float(union_margins(base, deltas, x, y, merged.alphas)[0])
         except ValueError:  # a draw where an adapter misclassifies its own calibration data
             value = float("nan")
-        out["calibration_size"][str(size)] = value
+        out["calibration_size"][size] = value
     for n in range(1, len(deltas) + 1):
         sub_tests = tests_clean[: n + 1]
         xs, ys = _stack(sub_tests)
-        problem = _problem(base, deltas[:n], pool[: n + 1], {"stat": "min"}, seed)
+        problem = _problem(base, deltas[:n], calib[: n + 1], {"stat": "min"}, seed)
         ta = run_rule("task_arithmetic", problem).alphas
         ml = run_rule("malora", problem).alphas
         _, oracle = best_union_margin(base, deltas[:n], xs, ys, axis=cfg.oracle_axis)
@@ -183,12 +184,14 @@ def run_setting(cfg: LinearMergeConfig, seed: int, setting: str, overlap: float)
         for noise in cfg.test_noises
     }
     clean, noisy = tests[min(cfg.test_noises)], tests[max(cfg.test_noises)]
-    base = train_base(train[0], d, weight_decay=cfg.base_weight_decay, steps=cfg.base_steps)
-    deltas = [
-        train_lora(data, base, d, rank=cfg.rank, lam=lam, steps=cfg.lora_steps, seed=seed).delta
+    base_run = train_base(train[0], d, weight_decay=cfg.base_weight_decay, steps=cfg.base_steps)
+    base = base_run.weight
+    runs = [
+        train_lora(data, base, d, rank=cfg.rank, lam=lam, steps=0, seed=seed)  # L-BFGS only
         for data, lam in zip(train[1:], spec.lambdas, strict=True)
     ]
-    problem = _problem(base, deltas, calib, {"stat": "min"}, seed)
+    deltas = [r.delta for r in runs]
+    problem = _problem(base, deltas, calib, {"stat": "min"}, seed, [r.factors for r in runs])
     methods = _run_methods(cfg, problem, base, clean, noisy)
     x, y = _stack(clean)
     oracle_alpha, oracle_value = best_union_margin(base, deltas, x, y, axis=cfg.oracle_axis)
@@ -208,25 +211,17 @@ def run_setting(cfg: LinearMergeConfig, seed: int, setting: str, overlap: float)
             "tasks": problem.task_margins.tolist(),
         },
         "delta_norms": [float(np.linalg.norm(dw)) for dw in deltas],
+        "adapter_gaps": [r.gap for r in runs],  # duality gaps (bounds on objective − optimum)
+        "base_gap": base_run.gap,
         "methods": methods,
         "oracle": {"alphas": oracle_alpha.tolist(), "union_margin": oracle_value},
     }
     if setting == cfg.primary_setting:
         out["landscape"] = _landscape(cfg, base, deltas, clean, noisy, methods["malora"]["alphas"])
-        out["ablations"] = _ablations(cfg, world, base, deltas, overlap, clean, seed)
+        out["ablations"] = _ablations(cfg, world, base, deltas, overlap, calib, clean, seed)
     return out
 
 
 def run_linear_merge(cfg: LinearMergeConfig, seed: int) -> dict:
     runs = [run_setting(cfg, seed, s, e) for s in cfg.settings for e in cfg.overlaps]
     return {"seed": seed, "runs": runs}
-
-
-def main(argv=None) -> None:
-    from repro.malora.steps import linear_step, study_main
-
-    study_main(linear_step, "All merge rules on the linear theory setting (C3) for one seed.", argv)
-
-
-if __name__ == "__main__":
-    main()

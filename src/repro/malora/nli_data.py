@@ -12,9 +12,7 @@ calibration pool, the rest the test set).
 
 from __future__ import annotations
 
-import argparse
 import logging
-from pathlib import Path
 
 import numpy as np
 
@@ -116,21 +114,3 @@ def load_split(doc: dict, part: str, *, limit=None, seed: int = 0):
     if limit is not None and limit < len(rows):
         rows = np.sort(np.random.default_rng(seed).permutation(len(rows))[:limit])
     return [ids[i] for i in rows], y[rows]
-
-
-def main(argv=None) -> None:
-    import json
-
-    from repro.malora.steps import nli_tokenise_step
-
-    parser = argparse.ArgumentParser(description="Tokenise one MaLoRA NLI task.")
-    parser.add_argument("--spec", required=True, help="JSON of the task's spec (see prepare_task)")
-    parser.add_argument("--model-dir", required=True, help="the model's tokenizer files")
-    parser.add_argument("--out", required=True, help="JSON to write")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO)
-    nli_tokenise_step(json.loads(Path(args.spec).read_text()), args.model_dir, args.out)
-
-
-if __name__ == "__main__":
-    main()

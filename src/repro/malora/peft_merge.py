@@ -44,6 +44,21 @@ def lora_deltas(peft_model, adapter: str) -> dict[str, torch.Tensor]:
     return deltas
 
 
+def lora_factors(peft_model, adapter: str) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
+    """(scaling · B, A) of ``adapter`` per layer, keyed like :func:`lora_deltas` (their product
+    is the dense update of a Linear layer without fan_in_fan_out), detached fp32 copies."""
+    factors = {}
+    for path, layer in lora_layers(peft_model).items():
+        if adapter in layer.lora_A:
+            with torch.no_grad():
+                b = layer.lora_B[adapter].weight.detach().float() * layer.scaling[adapter]
+                a = layer.lora_A[adapter].weight.detach().float()
+            factors[f"{path}.weight"] = (b.clone(), a.clone())
+    if not factors:
+        raise KeyError(f"adapter {adapter!r} is not on any LoRA layer of this model")
+    return factors
+
+
 def base_state(peft_model) -> dict[str, torch.Tensor]:
     """The frozen base weights W0 by their plain names (LoRA factors left out)."""
     state = {}

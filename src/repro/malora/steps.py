@@ -1,12 +1,16 @@
-"""The workflow's steps as functions (scripts call them; so do the ``python -m`` entry points):
-each runs one study under a RunRecorder and writes its JSON with the provenance."""
+"""The workflow's steps as functions (scripts call them), and their command line
+``python -m repro.malora.steps {sweep,linear,digits,full,tokenise} --help``: each runs one
+study under a RunRecorder and writes its JSON with the provenance.
+
+Imports go one way only: this module imports the studies (lazily, so that a CPU step never
+imports torch), and no study imports it."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
 
-from repro.common.cli import paper_section, step_parser
+from repro.common.cli import paper_section
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
@@ -47,16 +51,6 @@ def digits_step(section: dict, seeds, out: str, *, threads: int = 1) -> None:
             results.append(run_digits_seed(cfg, seed))
             log.info("digits: seed %d done", seed)
     write_json(out, {"seeds": results, "provenance": run.provenance()})
-
-
-def study_main(step, description: str, argv=None, *, per_seed: bool = True) -> None:
-    parser = step_parser(description, paper="malora")
-    parser.add_argument("--seed", type=int, nargs="+", required=True)
-    parser.add_argument("--out", required=True, help="JSON to write")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO)
-    section = paper_section(args.config, "malora")
-    step(section, args.seed[0] if per_seed else args.seed, args.out)
 
 
 def _task(kind: str, name: str, t: dict):
@@ -154,3 +148,64 @@ def nli_tokenise_step(spec: dict, model_dir: str, out: str) -> None:
     with RunRecorder(config=spec) as run:
         doc = prepare_task(spec, local_model_dir(model_dir))
     write_json(out, {**doc, "provenance": run.provenance()})
+
+
+def _study_parser(sub, name: str, description: str):
+    parser = sub.add_parser(name, help=description, description=description)
+    parser.add_argument("--config", required=True, help="the workflow's config YAML")
+    parser.add_argument("--seed", type=int, nargs="+", required=True)
+    parser.add_argument("--out", required=True, help="JSON to write")
+    return parser
+
+
+def main(argv=None) -> None:
+    import argparse
+    import json
+    from pathlib import Path
+
+    parser = argparse.ArgumentParser(description="Run one MaLoRA workflow step.")
+    sub = parser.add_subparsers(dest="step", required=True)
+    _study_parser(sub, "sweep", "The λ sweep of the linear theory check (C1, C2), one seed.")
+    _study_parser(sub, "linear", "All merge rules on the linear theory setting (C3), one seed.")
+    _study_parser(sub, "digits", "All merge rules on scikit-learn digits with peft LoRA (C4).")
+    full = sub.add_parser("full", help="one full-scale job: the normalisers or one rule")
+    full.add_argument(
+        "--params",
+        required=True,
+        help="JSON of the rule's params: files, settings, merge_rules, device "
+        "(as malora_full_individual passes them)",
+    )
+    full.add_argument("--method", help="a name under papers.malora.merge_rules.methods")
+    full.add_argument("--individual", help="the normalisers' JSON (with --method)")
+    full.add_argument("--out", required=True, help="JSON to write")
+    tok = sub.add_parser("tokenise", help="tokenise one NLI task")
+    tok.add_argument("--spec", required=True, help="JSON of the task's spec (see prepare_task)")
+    tok.add_argument("--model-dir", required=True, help="the model's tokenizer files")
+    tok.add_argument("--out", required=True, help="JSON to write")
+    args = parser.parse_args(argv)
+    if args.step == "full" and args.method and not args.individual:
+        parser.error("--method needs --individual")
+    logging.basicConfig(level=logging.INFO)
+    if args.step in ("sweep", "linear", "digits"):
+        section = paper_section(args.config, "malora")
+        if args.step == "digits":
+            digits_step(section, args.seed, args.out)
+        else:
+            {"sweep": sweep_step, "linear": linear_step}[args.step](section, args.seed[0], args.out)
+    elif args.step == "full":
+        p = json.loads(Path(args.params).read_text())
+        full_step(
+            p["files"],
+            p["settings"],
+            p["merge_rules"],
+            p["device"],
+            args.out,
+            method=args.method,
+            individual=args.individual,
+        )
+    else:
+        nli_tokenise_step(json.loads(Path(args.spec).read_text()), args.model_dir, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -13,8 +13,12 @@ LoRA update trained on the task's own classes has zero-sum rows).
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from sklearn.svm import LinearSVC
+
+log = logging.getLogger(__name__)
 
 
 def _span(x: np.ndarray, tol: float = 1e-9) -> np.ndarray:
@@ -41,8 +45,22 @@ def frobenius_svm(x, y, n_classes: int, *, c: float = 1e4, tol: float = 1e-6) ->
     return weight - weight.mean(axis=0, keepdims=True)
 
 
-def nuclear_svm(x, y, n_classes: int, *, solver: str = "CLARABEL") -> np.ndarray:
-    """Hard-margin multiclass SVM of least nuclear norm (zero-sum rows), classes × features."""
+def nuclear_svm(
+    x,
+    y,
+    n_classes: int,
+    *,
+    solver: str = "CLARABEL",
+    tolerance: float = 1e-6,
+    with_status: bool = False,
+) -> np.ndarray | tuple[np.ndarray, str]:
+    """Hard-margin multiclass SVM of least nuclear norm (zero-sum rows), classes × features;
+    with ``with_status`` also the solver's status ("optimal" or "optimal_inaccurate": the
+    latter is logged as a warning, and the caller records it).
+
+    CLARABEL runs to the stated ``tolerance`` (duality gap, absolute and relative, and
+    feasibility): at its default 1e-8 (and at 1e-7 on 6 of 10 sweep problems) it ends
+    "optimal_inaccurate" on these problems with the same optimum to 1e-7."""
     import cvxpy as cp  # 2 s to import: only when this SVM is asked for
 
     x, y = np.asarray(x, dtype=np.float64), _labels(y, n_classes)
@@ -55,10 +73,16 @@ def nuclear_svm(x, y, n_classes: int, *, solver: str = "CLARABEL") -> np.ndarray
     # true − score_c ≥ 1 for every c ≠ y; the one-hot term makes c = y read 1 ≥ 1
     constraints = [true - scores + onehot >= 1, cp.sum(w, axis=0) == 0]
     problem = cp.Problem(cp.Minimize(cp.normNuc(w)), constraints)
-    problem.solve(solver=solver)
+    options = {}
+    if solver == "CLARABEL":
+        options = {"tol_gap_abs": tolerance, "tol_gap_rel": tolerance, "tol_feas": tolerance}
+    problem.solve(solver=solver, **options)
     if problem.status not in ("optimal", "optimal_inaccurate"):
         raise RuntimeError(f"nuclear-norm SVM: solver status {problem.status} (not separable?)")
-    return w.value @ basis.T
+    if problem.status != "optimal":
+        log.warning("nuclear-norm SVM: solver %s ended %s", solver, problem.status)
+    weight = w.value @ basis.T
+    return (weight, problem.status) if with_status else weight
 
 
 def cosine(a, b) -> float:
