@@ -1,4 +1,5 @@
-"""Each claim follows the numbers, and each can come out "not reproduced" (ledger rule 3);
+"""Each claim follows the numbers, and each can come out contradicted on planted data (an
+interval that straddles the minimum effect: inconclusive; a missing value: not reproduced);
 checks fail when their property breaks; config typos stop the run naming the key."""
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import yaml
 
 from repro.common.configcheck import ConfigError
 from repro.r3_adapter import configcheck
-from repro.r3_adapter.claims import check_claims
+from repro.r3_adapter.claims import MIN_EFFECTS, check_claims, min_effect
+from repro.r3_adapter.configcheck import metric_names
 from tests.conftest import ROOT, set_dotted
 
 CONFIG = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
@@ -81,7 +83,7 @@ def _runs(gap=0.0, change=0.0):
             "method": m,
             "spec": SECTION["methods"][m],
             "identity_gap": gap,
-            "runs": [{"backbone_change": change}],
+            "runs": [{"seed": s, "backbone_change": change} for s in SEEDS],
         }
         for m in SECTION["methods"]
     }
@@ -111,7 +113,7 @@ def test_verdicts_follow_the_numbers(tmp_path):
 def test_collapse_must_fail_without_a_drop(tmp_path):
     robust = _frozen(accuracy=(1.0, 0.9, 0.8, 0.7))
     assert _judge(tmp_path, _metrics(frozen=robust))["collapse_under_shift"].verdict == (
-        "not reproduced"
+        "contradicted"
     )
 
 
@@ -120,19 +122,22 @@ def test_collapse_must_fail_when_the_precise_layer_does_not_collapse(tmp_path):
     # judging a layer that never carried correspondence is what the brief warns against
     flat = _frozen(mass=(0.6, 0.6, 0.6, 0.6))
     out = _judge(tmp_path, _metrics(frozen=flat))["collapse_under_shift"]
-    assert out.verdict == "not reproduced" and "not monotone" in out.details
+    assert out.verdict == "contradicted" and "not monotone" in out.details
     error_falls = _frozen(epe=(0.5, 0.4, 0.3, 0.2))
     assert _judge(tmp_path, _metrics(frozen=error_falls))["collapse_under_shift"].verdict == (
-        "not reproduced"
+        "contradicted"
     )
 
 
 def test_relational_claim_must_fail_when_lora_wins_or_the_sign_is_unclear(tmp_path):
     worse = _judge(tmp_path, _metrics(r3=(0.58, 0.57, 0.59), lora=(0.62, 0.60, 0.61)))
-    assert worse["relational_vs_channelwise"].verdict == "not reproduced"
+    assert worse["relational_vs_channelwise"].verdict == "contradicted"
     assert worse["relational_vs_channelwise"].measured < 0
+    # better, but by less than the minimum effect of an accuracy (0.01): contradicted too
+    slight = _judge(tmp_path, _metrics(r3=(0.605, 0.585, 0.595), lora=(0.60, 0.58, 0.59)))
+    assert slight["relational_vs_channelwise"].verdict == "contradicted"
     noisy = _judge(tmp_path, _metrics(r3=(0.70, 0.50, 0.61), lora=(0.60, 0.58, 0.59)))
-    assert noisy["relational_vs_channelwise"].verdict == "not reproduced"
+    assert noisy["relational_vs_channelwise"].verdict == "inconclusive"
     assert (
         noisy["relational_vs_channelwise"].interval[0]
         < 0
@@ -142,15 +147,19 @@ def test_relational_claim_must_fail_when_lora_wins_or_the_sign_is_unclear(tmp_pa
 
 def test_retention_must_fail_when_3r_forgets_more(tmp_path):
     out = _judge(tmp_path, _metrics(r3_epe=(0.2, 0.21, 0.22)))
-    assert out["clean_retention"].verdict == "not reproduced"
+    assert out["clean_retention"].verdict == "contradicted"
+    # the embedded run's situation: an interval that straddles the minimum effect
+    wide = _judge(tmp_path, _metrics(r3_epe=(0.10, 0.17, 0.12)))["clean_retention"]
+    assert wide.verdict == "inconclusive"
+    assert wide.interval[0] < MIN_EFFECTS["epe"] < wide.interval[1]
 
 
 def test_ablation_must_fail_when_one_module_does_not_help(tmp_path):
     metrics = _metrics()
     metrics["r3_no_rewiring"] = _method("r3_no_rewiring", (0.63, 0.61, 0.62), (0.1,) * 3)
     out = _judge(tmp_path, metrics)["module_ablation"]
-    assert out.verdict == "not reproduced"
-    assert "r3_lite − r3_no_rewiring: not reproduced" in out.details
+    assert out.verdict == "contradicted"
+    assert "r3_lite − r3_no_rewiring: contradicted" in out.details
 
 
 def test_missing_values_are_not_reproduced_with_the_reason(tmp_path):
@@ -160,6 +169,20 @@ def test_missing_values_are_not_reproduced_with_the_reason(tmp_path):
     assert out.verdict == "not reproduced" and "missing" in out.details
     del metrics["r3_lite"]
     assert _judge(tmp_path, metrics)["clean_retention"].verdict == "not reproduced"
+
+
+def test_every_metric_has_a_minimum_effect():
+    for name in metric_names(SECTION):
+        assert min_effect(name) > 0
+    with pytest.raises(KeyError):
+        min_effect("clean/unknown")
+
+
+def test_a_nan_seed_makes_the_collapse_not_reproduced(tmp_path):
+    metrics = _metrics()
+    metrics["frozen"]["per_seed"][2]["severity2/accuracy"] = float("nan")
+    out = _judge(tmp_path, metrics)["collapse_under_shift"]
+    assert out.verdict == "not reproduced" and "seeds [2]" in out.details
 
 
 def test_checks_fail_when_their_property_breaks(tmp_path):

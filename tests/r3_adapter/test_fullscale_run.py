@@ -208,4 +208,4 @@ def test_full_scale_summaries_feed_the_paired_claims(tmp_path):
         str(tmp_path / "c.json"),
         full,
     )[0]
-    assert worse.verdict == "not reproduced"
+    assert worse.verdict == "contradicted"
