@@ -39,6 +39,7 @@ from repro.r3_adapter.names import domain_name, expects_identity
 MIN_EFFECTS = {
     "accuracy": 0.01,
     "dustbin_free_accuracy": 0.01,
+    "nc_accuracy": 0.01,
     "epe": 0.01,
     "absrel": 0.002,
     "gt_mass": 0.01,
@@ -84,30 +85,48 @@ def domain_sequence(document: Mapping) -> list[str]:
     return names
 
 
+def _ratio(doc: Mapping, metric: str, shifted: str) -> tuple[float | None, str]:
+    """Mean over seeds of shifted / clean ``metric`` (NaN-aware)."""
+    clean, dark = per_seed(doc, f"clean/{metric}"), per_seed(doc, f"{shifted}/{metric}")
+    ratios = {s: None if dark[s] is None or not clean[s] else dark[s] / clean[s] for s in clean}
+    return over_seeds(ratios, np.mean)
+
+
 def collapse(claim_id, spec, inputs) -> Claim:
-    """C1: shifted accuracy < threshold × clean, with GT-mass (in the most precise clean
-    layer) falling and pointmap error rising monotonically with severity."""
+    """C1 on the relation: for each of ``measures`` (default: the match accuracy), the mean
+    over seeds of shifted / clean meets the criterion — accuracies of the match head,
+    ``gt_mass``/``precision`` of the most precise clean cross-attention layer — and in that
+    layer GT-mass falls and pointmap EPE rises monotonically with severity."""
     doc = inputs["metrics"][spec["method"]]
     shifted = domain_name(spec["severity"])
-    clean, dark = per_seed(doc, "clean/accuracy"), per_seed(doc, f"{shifted}/accuracy")
-    ratios = {s: dark[s] / clean[s] for s in clean}
-    ratio, reason = over_seeds(ratios, np.mean)
     layer = precise_layer(doc)
     names = domain_sequence(doc)
     mass = [doc["mean"][f"{d}/layer{layer}/gt_mass"] for d in names]
     epe = [doc["mean"][f"{d}/epe"] for d in names]
     falls = bool(np.all(np.diff(mass) < 0)) and bool(np.all(np.diff(epe) > 0))
-    details = (
-        f"{spec['method']}: {shifted}/clean accuracy per seed "
-        f"{ {s: round(r, 4) for s, r in ratios.items()} }; layer {layer} (most precise clean) "
-        f"GT-mass {[round(m, 3) for m in mass]} and EPE {[round(e, 3) for e in epe]} over {names}"
+    context = (
+        f"layer {layer} (most precise clean) GT-mass {[round(m, 3) for m in mass]} and "
+        f"EPE {[round(e, 3) for e in epe]} over {names}"
     )
-    claim = check_spec(claim_id, spec, ratio, "; ".join(p for p in (details, reason) if p))
+    parts = []
+    for measure in spec.get("measures", ["accuracy"]):
+        metric = measure if "accuracy" in measure else f"layer{layer}/{measure}"
+        ratio, reason = _ratio(doc, metric, shifted)
+        detail = f"{shifted}/clean {metric} {ratio if ratio is None else round(ratio, 4)}"
+        parts.append(
+            (metric, check_spec(claim_id, spec, ratio, "; ".join(filter(None, [detail, reason]))))
+        )
+    claim = all_hold(claim_id, parts)
+    ratios = [c.measured for _, c in parts if c.measured is not None]
+    if ratios and len(ratios) == len(parts):  # the measured number: the least favourable ratio
+        worst = max if spec["criterion"]["op"].startswith("<") else min
+        claim = dataclasses.replace(claim, measured=worst(ratios))
+    details = "; ".join(f"{c.details} ({c.verdict})" for _, c in parts) + f"; {context}"
     if claim.verdict == REPRODUCED and not falls:
         return dataclasses.replace(
             claim, verdict=CONTRADICTED, details=f"{details}; not monotone in severity"
         )
-    return claim
+    return dataclasses.replace(claim, details=details)
 
 
 def paired(claim_id, spec, inputs) -> Claim:
@@ -172,7 +191,16 @@ def scalar(claim_id, spec, inputs) -> Claim:
     )
 
 
+def lr_interior(claim_id, spec, inputs) -> Claim:
+    """Check: no method's chosen rate sits on an edge of the (widened) grid it searched."""
+    edges = sorted(
+        m for m, run in inputs["runs"].items() if any(r.get("lr_on_edge") for r in run["runs"])
+    )
+    return check_spec(claim_id, spec, len(edges), f"methods on an edge: {edges or 'none'}")
+
+
 KINDS = {
+    "lr_interior": lr_interior,
     "collapse": collapse,
     "paired": paired,
     "identity": identity,
