@@ -1,8 +1,8 @@
 # 3R-Adapter: relational PEFT for two-view 3D reconstruction under a low-light shift.
 # Embedded: scene sets per seed -> one backbone pretrained on clean scenes -> every method
-# adapted on the same few-shot shifted set (same steps, same learning-rate grid) -> every
-# test domain evaluated -> figures (from metrics only) -> claims. Full scale
-# (papers.r3_adapter.full_scale): the second half of this file.
+# adapted on the same few-shot shifted set (same steps, same learning-rate grid) and
+# evaluated on every test domain (one job per method) -> figures (from metrics only) ->
+# claims. Full scale (papers.r3_adapter.full_scale): the second half of this file.
 
 
 include: "r3_adapter_helpers.smk"
@@ -49,6 +49,8 @@ rule r3_adapter_pretrain:
         "../scripts/r3_adapter_pretrain.py"
 
 
+# Adaptation and evaluation of one method in one job (every seed): one Python start-up and
+# one backbone load per method instead of two.
 rule r3_adapter_train:
     input:
         data=r3_adapter_data(),
@@ -56,6 +58,8 @@ rule r3_adapter_train:
     output:
         states="results/r3_adapter/models/{method}.pt",
         record="results/r3_adapter/runs/{method}.json",
+        metrics="results/r3_adapter/metrics/{method}.json",
+        ply="results/r3_adapter/pointclouds/{method}.ply",
     log:
         "logs/r3_adapter/train/{method}.log",
     benchmark:
@@ -75,39 +79,12 @@ rule r3_adapter_train:
         scene=lookup(dpath="papers/r3_adapter/scene", within=config),
         model=lookup(dpath="papers/r3_adapter/model", within=config),
         adaptation=lookup(dpath="papers/r3_adapter/adaptation", within=config),
-        device=config["device"],
-    script:
-        "../scripts/r3_adapter_train.py"
-
-
-rule r3_adapter_evaluate:
-    input:
-        data=r3_adapter_data(),
-        backbone="results/r3_adapter/backbone/backbone.pt",
-        states="results/r3_adapter/models/{method}.pt",
-    output:
-        metrics="results/r3_adapter/metrics/{method}.json",
-        ply="results/r3_adapter/pointclouds/{method}.ply",
-    log:
-        "logs/r3_adapter/evaluate/{method}.log",
-    benchmark:
-        "results/r3_adapter/benchmarks/evaluate/{method}.tsv"
-    wildcard_constraints:
-        **R3_ADAPTER_WILDCARDS,
-    conda:
-        "../envs/r3_adapter.yaml"
-    threads: config["threads"]
-    params:
-        method=r3_adapter_method,
-        seeds=lookup(dpath="papers/r3_adapter/seeds", within=config),
-        scene=lookup(dpath="papers/r3_adapter/scene", within=config),
-        model=lookup(dpath="papers/r3_adapter/model", within=config),
         ply_severity=lookup(
             dpath="papers/r3_adapter/splits/adapt_severity", within=config
         ),
         device=config["device"],
     script:
-        "../scripts/r3_adapter_evaluate.py"
+        "../scripts/r3_adapter_train.py"
 
 
 # One rule per figure: Snakemake does not fill wildcards into a report caption's path,
@@ -237,6 +214,7 @@ rule r3_adapter_full_run:
         low_light=r3_adapter_full_param("low_light"),
         severities=r3_adapter_full_param("severities"),
         resolution=r3_adapter_full_param("backbones", "{backbone}", "resolution"),
+        checkpoint_sha256=r3_adapter_checkpoint_sha256,
         device=config["device"],
     script:
         "../scripts/r3_adapter_full_run.py"

@@ -111,18 +111,32 @@ def r3_adapter_checkpoint(wildcards):
     )
 
 
+def r3_adapter_checkpoint_sha256(wildcards):
+    """The checkpoint's pinned sha256 (checked again before it is unpickled)."""
+    key = r3_adapter_full()["backbones"][wildcards.backbone]["checkpoint"]
+    return (config.get("downloads", {}).get(key) or {}).get("sha256")
+
+
 def r3_adapter_dataset_files(wildcards):
     spec = r3_adapter_full()["datasets"][wildcards.dataset]
     return [download_path(key) for key in spec.get("downloads", [])]
 
 
 def r3_adapter_full_runs():
-    """Every (backbone, dataset, method) summary of the full-scale grid."""
+    """Every (backbone, dataset, method) summary of the full-scale grid that the claims read.
+    A licence-gated data set (BEDLAM) is opt-in: it joins once its ``path`` is set (the
+    user has the data); until then its jobs are not inputs, so the claims never wait on a
+    job that can only fail."""
     full = r3_adapter_full()
+    datasets = [
+        d
+        for d, spec in full.get("datasets", {}).items()
+        if spec.get("format") != "gated" or spec.get("path")
+    ]
     return [
         f"results/r3_adapter/full/metrics/{b}/{d}/{m}.json"
         for b in full.get("backbones", {})
-        for d in full.get("datasets", {})
+        for d in datasets
         for m in full.get("methods", [])
     ]
 

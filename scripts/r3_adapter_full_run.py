@@ -20,4 +20,5 @@ run_seed(
     severities=list(sm.params.severities),
     device=sm.params.device,
     threads=sm.threads,
+    checkpoint_sha256=sm.params.checkpoint_sha256,
 )

@@ -30,7 +30,9 @@ SPECS = {
     "no_retrieval": {"adapters": {"relational": {"retrieval": False}}},
     "no_rewiring": {"adapters": {"relational": {"rewiring": False}}},
     "relational_lora": {"adapters": {"relational": {}, "lora": {"rank": 2}}},
+    "relational_out": {"adapters": {"relational": {"zero_init": "projection"}}},
     "heads": {"train": "heads"},
+    "dustbin": {"train": "dustbin"},
     "full": {"train": "all"},
 }
 
@@ -66,6 +68,18 @@ def test_identity_at_step_zero_then_live(name):
         for n, p in model.named_parameters():
             if n in frozen and n not in trainable:
                 torch.testing.assert_close(p, frozen[n], rtol=0, atol=0)
+
+
+def test_both_zero_inits_have_the_same_parameters_and_one_trains_only_the_dustbin_bias():
+    gate = build_method(_model(), SPECS["relational"], site=SITE)
+    out = build_method(_model(), SPECS["relational_out"], site=SITE)
+    assert gate.n_trainable() == out.n_trainable()
+    for adapter in out.hooks["relational"].adapters.values():
+        assert adapter.out.weight.abs().max() == 0 and torch.all(adapter.gate == 1)
+    for adapter in gate.hooks["relational"].adapters.values():
+        assert adapter.out.weight.abs().max() > 0 and torch.all(adapter.gate == 0)
+    dustbin = build_method(_model(), SPECS["dustbin"], site=SITE)
+    assert dustbin.trainable() == [dustbin.model.head_dustbin.bias]
 
 
 def test_refinement_off_is_not_the_identity():
@@ -161,3 +175,38 @@ def test_agreement_counts_neighbours_that_share_the_flow():
     far = np.exp(-9.0)  # ‖(3, 0)‖² / τ² with τ = 1
     torch.testing.assert_close(c[0, :, 0], torch.full((9,), (5 + 4 * far) / 9))
     torch.testing.assert_close(c[0, :, 1], torch.full((9,), (4 + 5 * far) / 9))
+
+
+class _Fake:
+    def __init__(self):
+        self.param = torch.nn.Parameter(torch.zeros(1))
+
+    def trainable(self):
+        return [self.param]
+
+    def n_trainable(self):
+        return 1
+
+    def remove(self):
+        pass
+
+
+@pytest.mark.parametrize(
+    ("peak", "chosen", "edge"),
+    [(3e-3, 3e-3, False), (1e-4, 1e-3 / 9, False), (1.0, 1e-2 * (1e-2 / 3e-3) ** 3, True)],
+)
+def test_rate_grid_widens_past_an_edge_that_holds_the_best_rate(monkeypatch, peak, chosen, edge):
+    from repro.r3_adapter import train
+
+    monkeypatch.setattr(
+        train, "adapt", lambda adapted, data, cfg, lr, seed: setattr(adapted, "lr_", lr)
+    )
+    monkeypatch.setattr(
+        train, "validation_accuracy", lambda adapted, data: -abs(np.log(adapted.lr_ / peak))
+    )
+    cfg = train.AdaptConfig(lrs=(1e-3, 3e-3, 1e-2), widen=3)
+    _, record = train.search_lr(_Fake, None, None, cfg, 0)
+    assert record["lr"] == pytest.approx(chosen) and record["lr_on_edge"] is edge
+    # a fixed rate (later seeds) is never widened
+    _, fixed = train.search_lr(_Fake, None, None, cfg, 0, lrs=[1e-3])
+    assert list(fixed["validation_accuracy"]) == [1e-3] and fixed["lr_on_edge"] is False

@@ -166,15 +166,9 @@ def _archive(path, top, files):
             tar.addfile(info, io.BytesIO(data))
 
 
-def test_code_archives_unpack_with_submodules_and_the_backbone_loads(tmp_path, monkeypatch):
-    model_py = (
-        "import torch\n"
-        "from tests.r3_adapter.trees import TinyDUSt3R\n"
-        "class AsymmetricCroCo3DStereo(TinyDUSt3R):\n"
-        "    @classmethod\n"
-        "    def from_pretrained(cls, path):\n"
-        "        m = cls(); m.load_state_dict(torch.load(path, weights_only=True)); return m\n"
-    )
+def test_code_archives_unpack_with_submodules(tmp_path, monkeypatch):
+    # loading DUSt3R's real code and a release-format checkpoint: test_dust3r_real.py
+    model_py = "class AsymmetricCroCo3DStereo:\n    pass\n"
     files = {"dust3r/__init__.py": "", "dust3r/model.py": model_py}
     _archive(tmp_path / "dust3r.tar.gz", "dust3r-abc123", files)
     _archive(tmp_path / "croco.tar.gz", "croco-def456", {"models/croco.py": "X = 1\n"})
@@ -185,15 +179,10 @@ def test_code_archives_unpack_with_submodules_and_the_backbone_loads(tmp_path, m
     )
     assert (code / "croco" / "models" / "croco.py").read_text() == "X = 1\n"
     assert (code / "dust3r" / "model.py").read_text() == model_py
-    reference = _dust3r()
-    torch.save(reference.state_dict(), tmp_path / "ckpt.pth")
     monkeypatch.setattr(sys, "path", list(sys.path))  # load_backbone adds the code tree
     monkeypatch.setattr(sys, "modules", dict(sys.modules))
     with pytest.raises(FileNotFoundError, match="missing"):
         load_backbone("dust3r", str(code), str(tmp_path / "absent.pth"), torch.device("cpu"))
-    loaded = load_backbone("dust3r", str(code), str(tmp_path / "ckpt.pth"), torch.device("cpu"))
-    v1, v2 = _views()
-    torch.testing.assert_close(loaded(v1, v2)[1]["conf"], reference(v1, v2)[1]["conf"])
     with tarfile.open(tmp_path / "two.tar.gz", "w:gz") as tar:
         for top in ("a", "b"):
             info = tarfile.TarInfo(f"{top}/x")

@@ -103,3 +103,47 @@ def test_point_cloud_export_reads_back(tmp_path):
     colours = np.asarray(cloud.colors)
     assert (colours[:6, :3] == 150).all()
     assert tuple(colours[6, :3]) == (40, 180, 60) and tuple(colours[7, :3]) == (220, 40, 40)
+
+
+def test_dustbin_free_accuracy_ignores_the_dustbin(data):
+    from repro.r3_adapter.metrics import dustbin_free_accuracy
+
+    match = data.scenes.match
+    N = match.shape[1]
+    logits = torch.zeros(len(match), N, N + 1)
+    logits.scatter_(2, match.clamp(min=0)[..., None], 1.0)  # the truth scores 1
+    logits[..., N] = 5.0  # ... but the dustbin wins every argmax
+    assert correspondence_accuracy(logits, data) == 0.0
+    assert dustbin_free_accuracy(logits, data) == 1.0
+
+
+def _naive_consensus(obs1, obs2, grid):
+    from repro.r3_adapter.reference import standardise
+
+    a, b = standardise(obs1)[0].numpy(), standardise(obs2)[0].numpy()
+    out = np.zeros((grid * grid, grid * grid))
+    for q in range(grid * grid):
+        for k in range(grid * grid):
+            (qy, qx), (ky, kx) = divmod(q, grid), divmod(k, grid)
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    y2, x2, y1, x1 = qy + dy, qx + dx, ky + dy, kx + dx
+                    if all(0 <= v < grid for v in (y2, x2, y1, x1)):
+                        out[q, k] += b[y2 * grid + x2] @ a[y1 * grid + x1]
+    return out
+
+
+def test_neighbourhood_consensus_equals_a_naive_loop_and_matches_clean_scenes():
+    from repro.r3_adapter.reference import consensus_accuracy, consensus_scores
+
+    rng = np.random.default_rng(1)
+    clean = observed(make_scenes(SceneConfig(grid=4), 3, rng), 0, LowLight(), rng)
+    got = consensus_scores(clean.obs1, clean.obs2, 4)[0].numpy()
+    np.testing.assert_allclose(got, _naive_consensus(clean.obs1, clean.obs2, 4), atol=1e-5)
+    scenes = make_scenes(SceneConfig(grid=6), 64, rng)
+    s = scenes
+    accuracy = {
+        k: consensus_accuracy(*observed(s, k, LowLight(), rng).inputs()[::2], s.match, 6)
+        for k in (0, 3)
+    }
+    assert accuracy[0] > 0.95 and accuracy[3] < accuracy[0]

@@ -102,3 +102,23 @@ def test_splits_share_test_geometry_across_domains():
     assert len(fewshot) == 8 and not torch.allclose(fewshot.scenes.xyz1[:6], clean.scenes.xyz1)
     with pytest.raises(KeyError, match="no split"):
         split_from_arrays(arrays, "training")
+
+
+def test_large_motion_moves_the_chosen_fraction_by_the_configured_flow():
+    base = SceneConfig(grid=8, max_rotation=0.0, max_translation=(0.0, 0.0, 0.0))
+    moved = SceneConfig(**{**base.__dict__, "large_motion_fraction": 0.5, "large_motion_flow": 3})
+    s = make_scenes(moved, 400, np.random.default_rng(0))
+    sideways = s.translation[:, :2].norm(dim=1)
+    large = sideways > 0
+    assert 0.4 < large.float().mean() < 0.6
+    torch.testing.assert_close(sideways[large], torch.full_like(sideways[large], 1.5))
+    # at the mean depth the image moves 3 patches: the true match of a co-visible patch
+    cols = torch.arange(64) % 8
+    rows = torch.arange(64) // 8
+    k = s.match.clamp(min=0)
+    flow = torch.stack([cols - cols[k], rows - rows[k]], dim=-1).float().norm(dim=-1)
+    seen = s.covisible
+    assert flow[large[:, None] & seen].mean() > 2.5 and flow[~large[:, None] & seen].max() == 0
+    still = make_scenes(base, 5, np.random.default_rng(0))
+    again = make_scenes(SceneConfig(**base.__dict__), 5, np.random.default_rng(0))
+    torch.testing.assert_close(still.match, again.match)

@@ -26,3 +26,29 @@ def test_package_exports_without_importing_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "3R-Adapter"
+
+
+def test_prepare_pretrain_and_train_clis_read_one_config(tmp_path):
+    """The pretrained backbone of the pretrain CLI loads in the config-driven train CLI (the
+    pretrain CLI once ignored the config's grid and model)."""
+    import torch
+    import yaml
+
+    from repro.r3_adapter import prepare, pretrain, train
+    from tests.conftest import ROOT
+
+    config = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
+    section = config["papers"]["r3_adapter"]
+    section["pretraining"]["steps"] = 2
+    section["adaptation"] |= {"steps": 1, "lrs": [0.01], "widen": 0}
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"papers": {"r3_adapter": section}}))
+    data = [str(tmp_path / f"seed{s}.npz") for s in section["seeds"]]
+    prepare.main(["--config", str(path), *data])
+    model, record = str(tmp_path / "backbone.pt"), str(tmp_path / "backbone.json")
+    pretrain.main(["--config", str(path), "--device", "cpu", model, record])
+    state = torch.load(model, weights_only=True)
+    assert state["pos_embed"].shape == (section["scene"]["grid"] ** 2, section["model"]["dim"])
+    states, run = str(tmp_path / "lora.pt"), str(tmp_path / "lora.json")
+    train.main(["--config", str(path), "--device", "cpu", "lora_r2", model, states, run, *data])
+    assert set(torch.load(states, weights_only=True)) == set(section["seeds"])

@@ -22,6 +22,7 @@ from repro.r3_adapter.export import write_point_cloud
 from repro.r3_adapter.methods import DUST3R_TARGETS, Adapted, Targets
 from repro.r3_adapter.metrics import aligned_points, reconstruction_metrics
 from repro.r3_adapter.model import ModelConfig
+from repro.r3_adapter.reference import consensus_accuracy
 from repro.r3_adapter.relational import splat
 from repro.r3_adapter.train import fresh_adapted, job_setup
 
@@ -57,6 +58,8 @@ def evaluate_domain(
     out = {k: torch.cat([o[k] for o in outs]) for k in outs[0]}
     metrics = reconstruction_metrics(out, data)
     match = data.scenes.match
+    grid = int(round(match.shape[1] ** 0.5))
+    metrics["nc_accuracy"] = consensus_accuracy(data.obs1, data.obs2, match, grid)
     metrics["layers"] = [diagnostics(torch.cat(v), match) for v in layers.values()]
     example["attention"] = [torch.cat(v)[0] for v in layers.values()]
     if rewired:

@@ -115,6 +115,7 @@ def attention(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> Non
 TABLE = [
     ("n_trainable", "params"),
     ("{s}/accuracy", "sev {k} acc ↑"),
+    ("{s}/dustbin_free_accuracy", "sev {k} acc, no dustbin ↑"),
     ("{s}/epe", "sev {k} EPE ↓"),
     ("{s}/absrel", "sev {k} AbsRel ↓"),
     ("clean/accuracy", "clean acc ↑"),

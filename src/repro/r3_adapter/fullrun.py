@@ -29,13 +29,18 @@ from repro.r3_adapter.sevenscenes import RawLowLight
 log = logging.getLogger(__name__)
 
 
-def split_pairs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Few-shot (half), validation (a quarter) and test (the rest) pairs of one seed."""
-    order = np.random.default_rng(seed).permutation(n)
-    a, b = n // 2, n // 2 + n // 4
-    if min(a, b - a, n - b) < 1:
-        raise ValueError(f"{n} pairs are too few for few-shot / validation / test")
-    return order[:a], order[a:b], order[b:]
+def split_pairs(sequences: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Few-shot, validation and test pairs of one seed, split by sequence (no sequence in two
+    parts): half of the sequences (in a seeded order) for few-shot, a quarter for
+    validation, the rest for test, each part at least one sequence."""
+    names = np.random.default_rng(seed).permutation(np.unique(sequences))
+    n = len(names)
+    if n < 3:
+        raise ValueError(f"{n} sequences are too few for few-shot / validation / test")
+    a = max(1, n // 2)
+    b = min(n - 1, max(a + 1, a + n // 4))
+    parts = (names[:a], names[a:b], names[b:])
+    return tuple(np.flatnonzero(np.isin(sequences, part)) for part in parts)
 
 
 def run_full(
@@ -56,7 +61,7 @@ def run_full(
     io = IO[backbone]
     fewshot, validation, test = (
         PairBatches(arrays, part, device, shift, patch)
-        for part in split_pairs(len(arrays["T21"]), seed)
+        for part in split_pairs(arrays["sequence"], seed)
     )
     best = None
     for lr in cfg.lrs:
@@ -96,11 +101,13 @@ def run_seed(
     severities,
     device: str = "auto",
     threads: int = 1,
+    checkpoint_sha256: str | None = None,
 ) -> None:
-    """The GPU job: load the released backbone once, then ``run_full`` on copies of it."""
+    """The GPU job: load the released backbone once (DUSt3R's after checking the pinned
+    ``checkpoint_sha256``), then ``run_full`` on copies of it."""
     set_threads(threads)
     dev = select_device(device)
-    base = load_backbone(backbone, code_dir, checkpoint, dev)
+    base = load_backbone(backbone, code_dir, checkpoint, dev, sha256=checkpoint_sha256)
     patch = BACKBONES[backbone].patch_size
     grid = (resolution[0] // patch, resolution[1] // patch)
     config = {"backbone": backbone, "spec": spec, "adapt": cfg, "seed": seed}
@@ -140,6 +147,18 @@ def summarise(backbone: str, dataset: str, method: str, runs: list[dict], out: s
             "std": std,
         },
     )
+
+
+def checkpoint_sha256(config: dict, backbone_spec: dict) -> str | None:
+    """The sha256 pinned for a backbone's checkpoint under the config's ``downloads``."""
+    return (config.get("downloads", {}).get(backbone_spec["checkpoint"]) or {}).get("sha256")
+
+
+def _whole_config(path: str) -> dict:
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        return yaml.safe_load(handle) or {}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -196,6 +215,9 @@ def main(argv: list[str] | None = None) -> None:
             shift=RawLowLight(**full.get("low_light", {})),
             severities=full.get("severities", [0, 1, 2, 3]),
             device=args.device,
+            checkpoint_sha256=checkpoint_sha256(
+                _whole_config(args.config), full["backbones"][args.backbone]
+            ),
         )
     else:
         summarise(

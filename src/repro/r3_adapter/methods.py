@@ -3,7 +3,8 @@
 A method spec is ``{adapters: {<kind>: {options}}, train: none|heads|all}``; kinds are
 ``lora`` and ``dora`` (peft, regex ``target_modules`` over the attention Linears), ``ssf``,
 ``vpt``, ``adaptformer`` and ``relational`` (3R-lite). ``train: heads`` is head-only tuning,
-``train: all`` full fine-tuning; with adapters the heads stay frozen. Several adapters
+``train: all`` full fine-tuning, ``train: dustbin`` the match head's dustbin bias alone (one
+scalar: the "frozen + dustbin bias" baseline); with adapters the heads stay frozen. Several adapters
 combine (3R-lite + LoRA). Module-name patterns come from ``Targets`` so that the same code
 attaches to DUSt3R-named modules (the embedded model) and to VGGT.
 """
@@ -21,7 +22,7 @@ from repro.r3_adapter.relational import RelationalConfig
 from repro.r3_adapter.sites import CrossAttentionSite, GlobalAttentionSite, RelationalHooks
 
 ADAPTER_KINDS = ("lora", "dora", "ssf", "vpt", "adaptformer", "relational")
-TRAIN_MODES = ("none", "heads", "all")
+TRAIN_MODES = ("none", "heads", "all", "dustbin")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,4 +140,6 @@ def build_method(
             param.requires_grad_(True)
     elif train == "all":
         model.requires_grad_(True)
+    elif train == "dustbin":
+        model.head_dustbin.bias.requires_grad_(True)
     return Adapted(model, hooks)

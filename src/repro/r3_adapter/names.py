@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 CLEAN = "clean"
-METRICS = ("accuracy", "epe", "absrel")
+METRICS = ("accuracy", "dustbin_free_accuracy", "nc_accuracy", "epe", "absrel")
 DIAGNOSTICS = ("gt_mass", "entropy", "precision")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import logging
 from collections.abc import Sequence
 
@@ -33,13 +32,20 @@ def prepare(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Generate the two-view scene sets of each seed.")
-    p.add_argument("outputs", nargs="+", help="one .npz per seed")
-    p.add_argument("--seeds", type=int, nargs="+", required=True)
-    p.add_argument("--grid", type=int, default=SceneConfig.grid)
+    from repro.common.cli import paper_section, step_parser
+
+    p = step_parser("Generate the two-view scene sets of each seed.", paper="r3_adapter")
+    p.add_argument("outputs", nargs="+", help="one .npz per seed of papers.r3_adapter.seeds")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    prepare(SceneConfig(grid=args.grid), LowLight(), SplitConfig(), args.seeds, args.outputs)
+    sec = paper_section(args.config, "r3_adapter")
+    prepare(
+        SceneConfig(**sec.get("scene", {})),
+        LowLight(**sec.get("low_light", {})),
+        SplitConfig(**sec.get("splits", {})),
+        sec["seeds"],
+        args.outputs,
+    )
 
 
 if __name__ == "__main__":

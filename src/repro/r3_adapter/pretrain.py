@@ -7,7 +7,6 @@ the minibatch order.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 
@@ -90,17 +89,24 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Pretrain the embedded two-view backbone.")
+    from repro.common.cli import paper_section, step_parser
+
+    p = step_parser("Pretrain the embedded two-view backbone.", paper="r3_adapter")
     p.add_argument("model", help="output state dict (.pt)")
     p.add_argument("record", help="output JSON record")
-    p.add_argument("--grid", type=int, default=SceneConfig.grid)
-    p.add_argument("--steps", type=int, default=PretrainConfig.steps)
     p.add_argument("--device", default="auto")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
-    scene = SceneConfig(grid=args.grid)
-    cfg = PretrainConfig(steps=args.steps)
-    run(scene, LowLight(), {}, cfg, args.model, args.record, device=args.device)
+    sec = paper_section(args.config, "r3_adapter")
+    run(
+        SceneConfig(**sec.get("scene", {})),
+        LowLight(**sec.get("low_light", {})),
+        sec.get("model", {}),
+        PretrainConfig(**sec.get("pretraining", {})),
+        args.model,
+        args.record,
+        device=args.device,
+    )
 
 
 if __name__ == "__main__":

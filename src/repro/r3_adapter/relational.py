@@ -14,7 +14,9 @@ and ``delta`` is added to that attention's output.
    c = fraction (Gaussian-weighted) of q's neighbours whose raw flow agrees with candidate
    m's flow (neighbourhood consensus); message μ_q = Σ_m Ã_{q,m} W'_v ṽ_{q,m}.
 3. Refinement: delta = g ⊙ W_o μ_q with a per-channel gate g initialised at 0, so the adapted
-   model equals the frozen one at step 0.
+   model equals the frozen one at step 0 (``zero_init: gate``, the brief's form). The other
+   parameterisation with the same parameters, ``zero_init: projection``, starts W_o at 0 and
+   g at 1: also the frozen model at step 0, but W_o is not throttled by a small gate.
 
 Switches (the ablation): ``retrieval`` off = candidates on a fixed stencil at the query's own
 position (no anchor, no consensus, no learned offsets); ``rewiring`` off = uniform weights
@@ -45,12 +47,15 @@ class RelationalConfig:
     consensus: bool = True
     rewiring: bool = True
     refinement: bool = True
+    zero_init: str = "gate"  # gate: g = 0 (the brief) | projection: W_o = 0, g = 1
 
     def __post_init__(self):
         if not 1 <= self.candidates <= len(STENCIL):
             raise ValueError(f"candidates must be in 1..{len(STENCIL)}")
         if self.anchor not in ("argmax", "soft"):
             raise ValueError("anchor must be argmax or soft")
+        if self.zero_init not in ("gate", "projection"):
+            raise ValueError("zero_init must be gate or projection")
 
 
 @dataclasses.dataclass
@@ -118,7 +123,13 @@ class RelationalAdapter(nn.Module):
                 self.consensus_weight = nn.Parameter(torch.ones(()))  # ψ(c) = w·c
         self.to_v = nn.Linear(key_dim, cfg.dim)
         self.out = nn.Linear(cfg.dim, out_dim)
-        self.gate = nn.Parameter(torch.zeros(out_dim)) if cfg.refinement else None
+        self.gate = None
+        if cfg.refinement and cfg.zero_init == "gate":
+            self.gate = nn.Parameter(torch.zeros(out_dim))
+        elif cfg.refinement:
+            self.gate = nn.Parameter(torch.ones(out_dim))
+            nn.init.zeros_(self.out.weight)
+            nn.init.zeros_(self.out.bias)
 
     def candidates(self, site: RelationSite):
         """Candidate positions (B, Nq, M', 2), offsets from the centre, neighbours' flows."""

@@ -28,9 +28,16 @@ class SceneConfig:
     amplitude: float = 0.3  # of each sinusoid
     max_rotation: float = 0.15  # rad
     max_translation: tuple[float, float, float] = (0.8, 0.8, 0.3)
+    # a fraction of the pairs gets an extra sideways camera move that shifts the image by
+    # large_motion_flow patches at the mean depth, so that the true match lies beyond a 3×3
+    # stencil around the query and only retrieval can reach it
+    large_motion_fraction: float = 0.0
+    large_motion_flow: float = 3.0
 
     def __post_init__(self):  # config files give lists
         object.__setattr__(self, "max_translation", tuple(self.max_translation))
+        if not 0 <= self.large_motion_fraction <= 1:
+            raise ValueError("large_motion_fraction must be in [0, 1]")
 
     @property
     def tokens(self) -> int:
@@ -92,8 +99,15 @@ def random_pose(cfg: SceneConfig, n: int, rng: np.random.Generator):
     angle = rng.uniform(0, cfg.max_rotation, size=(n, 1))
     rotation = axis_angle_to_rotation_matrix(torch.from_numpy((axis * angle).astype(np.float32)))
     box = np.asarray(cfg.max_translation)
-    translation = torch.from_numpy(rng.uniform(-box, box, size=(n, 3)).astype(np.float32))
-    return rotation, translation
+    translation = rng.uniform(-box, box, size=(n, 3))
+    if cfg.large_motion_fraction > 0:  # no extra draws otherwise: older scene sets reproduce
+        large = rng.uniform(size=n) < cfg.large_motion_fraction
+        direction = rng.uniform(0, 2 * np.pi, size=n)
+        # image flow ≈ focal · t / depth with focal = grid (see intrinsics)
+        length = cfg.large_motion_flow * cfg.mean_depth / cfg.grid
+        sideways = length * np.stack([np.cos(direction), np.sin(direction)], axis=1)
+        translation[:, :2] += large[:, None] * sideways
+    return rotation, torch.from_numpy(translation.astype(np.float32))
 
 
 def zbuffer(cells: torch.Tensor, depth: torch.Tensor, valid: torch.Tensor, n_cells: int):

@@ -3,8 +3,13 @@ low-light model for real images.
 
 Microsoft's 7-Scenes archives hold one zip per sequence (``<scene>/seq-XX.zip``) with
 ``frame-NNNNNN.color.png`` (640×480 RGB), ``.depth.png`` (uint16 millimetres, 65535 =
-invalid) and ``.pose.txt`` (camera-to-world 4×4). A pair is two frames ``frame_gap`` apart
-of one sequence, resized to the backbone's resolution (depth by nearest neighbour); its
+invalid) and ``.pose.txt`` (camera-to-world 4×4). The raw Kinect depth is in the *depth*
+camera (f = 585), not registered to the colour image; ``register_depth`` maps it into the
+colour camera (f = 525) with the Kinect depth→RGB calibration, as the relocalisation
+benchmarks' setup scripts do (DSAC*, visloc_pseudo_gt_limitations), and every pair uses the
+colour camera's intrinsics. A pair is two frames ``frame_gap`` apart of one sequence,
+resized to the backbone's resolution (depth by nearest neighbour) and labelled with its
+sequence, so that few-shot, validation and test pairs come from different sequences; its
 ground truth (pointmaps in view 1's frame, patch correspondences) is computed from depths and
 poses when a batch is loaded (``pair_targets``), with the same kornia camera functions as the
 embedded scenes.
@@ -16,14 +21,54 @@ import dataclasses
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import matplotlib.image as mpimg
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-INTRINSICS = np.array([[585.0, 0, 320.0], [0, 585.0, 240.0], [0, 0, 1]])  # at 480×640
-INTRINSICS_SIZE = (480, 640)
+INTRINSICS_SIZE = (480, 640)  # the size the calibration below is given at
+DEPTH_FOCAL, RGB_FOCAL = 585.0, 525.0  # pixels at 640×480; principal points at the centre
+# Kinect depth camera -> colour camera (the LIRIS calibration the benchmarks' setup uses)
+DEPTH_TO_RGB = np.array(
+    [
+        [9.9996518012567637e-01, 2.6765126468950343e-03, -7.9041012313000904e-03,
+         -2.5558943178152542e-02],
+        [-2.7409311281316700e-03, 9.9996302803027592e-01, -8.1504520778013286e-03,
+         1.0109636268061706e-04],
+        [7.8819942130445332e-03, 8.1718328771890631e-03, 9.9993554558014031e-01,
+         2.0318321729487039e-03],
+        [0.0, 0.0, 0.0, 1.0],
+    ]
+)  # fmt: skip
+
+
+def camera(focal: float, size: tuple[int, int]) -> np.ndarray:
+    """Intrinsics of a camera calibrated at 640×480, at ``size`` = (height, width); pixel
+    centres at integer coordinates, principal point at the image centre."""
+    h, w = size
+    f = focal * w / INTRINSICS_SIZE[1]
+    return np.array([[f, 0, (w - 1) / 2], [0, f, (h - 1) / 2], [0, 0, 1]])
+
+
+def register_depth(depth: np.ndarray) -> np.ndarray:
+    """Raw depth-camera depth (metres, 0 = invalid) -> depth in the colour camera's pixels
+    (z-buffered: the nearest point wins; 0 where no point lands)."""
+    h, w = depth.shape
+    rows, cols = np.nonzero(depth > 0)
+    z = depth[rows, cols].astype(np.float64)
+    K_d, K_rgb = camera(DEPTH_FOCAL, (h, w)), camera(RGB_FOCAL, (h, w))
+    points = np.stack([(cols - K_d[0, 2]) / K_d[0, 0] * z, (rows - K_d[1, 2]) / K_d[1, 1] * z, z])
+    points = DEPTH_TO_RGB[:3, :3] @ points + DEPTH_TO_RGB[:3, 3:]
+    u = np.round(points[0] / points[2] * K_rgb[0, 0] + K_rgb[0, 2]).astype(int)
+    v = np.round(points[1] / points[2] * K_rgb[1, 1] + K_rgb[1, 2]).astype(int)
+    keep = (points[2] > 0) & (u >= 0) & (u < w) & (v >= 0) & (v < h)
+    out = np.full((h, w), np.inf)
+    np.minimum.at(out, (v[keep], u[keep]), points[2][keep])
+    return np.where(np.isfinite(out), out, 0.0).astype(np.float32)
+
+
 FRAME = re.compile(r"frame-(\d+)\.color\.png$")
 
 
@@ -41,13 +86,14 @@ def read_frames(archive: str) -> dict[str, list[dict]]:
                 frames = []
                 for member in sorted(n for n in names if FRAME.search(n)):
                     stem = member[: -len(".color.png")]
-                    depth = np.round(_png(inner.read(f"{stem}.depth.png")) * 65535)
+                    raw = np.round(_png(inner.read(f"{stem}.depth.png")) * 65535)
+                    depth = np.where(raw == 65535, 0, raw / 1000).astype(np.float32)
                     frames.append(
                         {
                             "color": np.round(_png(inner.read(member))[..., :3] * 255).astype(
                                 np.uint8
                             ),
-                            "depth": np.where(depth == 65535, 0, depth / 1000).astype(np.float32),
+                            "depth": register_depth(depth),
                             "pose": np.loadtxt(io.BytesIO(inner.read(f"{stem}.pose.txt"))),
                         }
                     )
@@ -72,26 +118,30 @@ def _resize(image: np.ndarray, size: tuple[int, int], mode: str) -> np.ndarray:
 def make_pairs(
     archives: list[str], resolution: tuple[int, int], pairs: int, frame_gap: int, seed: int = 0
 ) -> dict[str, np.ndarray]:
-    """``pairs`` pairs per archive (evenly spaced over its sequences), resized."""
+    """``pairs`` pairs per archive (drawn over its sequences), resized; ``sequence`` names
+    each pair's ``<archive stem>/seq-XX``."""
     rng = np.random.default_rng(seed)
-    out: dict[str, list] = {k: [] for k in ("image1", "image2", "depth1", "depth2", "T21")}
+    keys = ("image1", "image2", "depth1", "depth2", "T21", "sequence")
+    out: dict[str, list] = {k: [] for k in keys}
     H, W = resolution
     for archive in archives:
+        stem = Path(archive).name.split(".")[0]
         candidates = [
-            (frames[i], frames[i + frame_gap])
-            for frames in read_frames(archive).values()
+            (frames[i], frames[i + frame_gap], f"{stem}/{name}")
+            for name, frames in read_frames(archive).items()
             for i in range(len(frames) - frame_gap)
         ]
         if not candidates:
             raise ValueError(f"{archive}: no two frames {frame_gap} apart")
         for j in rng.choice(len(candidates), size=min(pairs, len(candidates)), replace=False):
-            a, b = candidates[j]
+            a, b, sequence = candidates[j]
+            out["sequence"].append(sequence)
             out["image1"].append(_resize(a["color"], (H, W), "bilinear").round().astype(np.uint8))
             out["image2"].append(_resize(b["color"], (H, W), "bilinear").round().astype(np.uint8))
             out["depth1"].append(_resize(a["depth"], (H, W), "nearest"))
             out["depth2"].append(_resize(b["depth"], (H, W), "nearest"))
             out["T21"].append(np.linalg.inv(b["pose"]) @ a["pose"])  # view-1 cam -> view-2 cam
-    K = INTRINSICS * np.array([[W / INTRINSICS_SIZE[1]], [H / INTRINSICS_SIZE[0]], [1]])
+    K = camera(RGB_FOCAL, (H, W))
     return {k: np.stack(v) for k, v in out.items()} | {"K": K.astype(np.float32)}
 
 

@@ -2,7 +2,10 @@
 
 Every method gets the same few-shot set, steps, batch, optimiser and learning-rate grid;
 the rate is chosen by correspondence accuracy on a shifted validation set that is disjoint
-from the test scenes (ties: the smaller rate).
+from the test scenes (ties: the smaller rate). While the best rate is the lowest (highest)
+one tried, the grid is widened by one grid step on that side, at most ``widen`` times per
+side, so that no method is judged at a rate the grid cut off; the record says whether the
+chosen rate still sits on an edge.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class AdaptConfig:
     steps: int = 100
     batch_size: int = 32
     lrs: tuple[float, ...] = (1e-3, 3e-3, 1e-2)  # the same grid for every method
+    widen: int = 3  # extra rates per side while the best rate is on that edge
 
     def __post_init__(self):
         object.__setattr__(self, "lrs", tuple(float(lr) for lr in self.lrs))
@@ -65,6 +69,20 @@ def validation_accuracy(adapted: Adapted, data: Observed) -> float:
     return correspondence_accuracy(adapted.model(*data.inputs())["match"], data)
 
 
+def _next_rate(tried: Sequence[float], best: float, grid: Sequence[float], widened: dict):
+    """The rate one grid step beyond the edge the best rate sits on, or None."""
+    if len(grid) < 2:
+        return None
+    low, high = min(tried), max(tried)
+    if best == low and widened["low"] > 0:
+        widened["low"] -= 1
+        return low * grid[0] / grid[1]
+    if best == high and widened["high"] > 0:
+        widened["high"] -= 1
+        return high * grid[-1] / grid[-2]
+    return None
+
+
 def search_lr(
     build: Callable[[], Adapted],
     fewshot: Observed,
@@ -73,16 +91,22 @@ def search_lr(
     seed: int,
     lrs: Sequence[float] | None = None,
 ) -> tuple[Adapted, dict]:
-    """Adapt a fresh copy per rate; keep the best on validation accuracy."""
+    """Adapt a fresh copy per rate; keep the best on validation accuracy. With the config's
+    grid (``lrs`` None) the grid is widened past an edge that holds the best rate."""
+    grid = sorted(lrs or cfg.lrs)
+    widened = {"low": cfg.widen if lrs is None else 0, "high": cfg.widen if lrs is None else 0}
     best, record = None, {"validation_accuracy": {}, "losses": {}}
-    for lr in lrs or cfg.lrs:
+    queue = list(grid)
+    while queue:
+        lr = queue.pop(0)
         torch.manual_seed(seed)  # the same adapter initialisation at every rate
         adapted = build()
         losses = adapt(adapted, fewshot, cfg, lr, seed)
         accuracy = validation_accuracy(adapted, validation)
         record["validation_accuracy"][lr], record["losses"][lr] = accuracy, losses
         log.info("lr %.0e: validation accuracy %.4f", lr, accuracy)
-        if best is None or accuracy > best[0]:
+        better = best is None or accuracy > best[0] or (accuracy == best[0] and lr < best[1])
+        if better:
             if best is not None:
                 best[2].remove()
             best = (accuracy, lr, adapted)
@@ -90,7 +114,12 @@ def search_lr(
             adapted.remove()
         if not adapted.trainable():
             break  # nothing trains: every rate gives the same model
+        if not queue:
+            extra = _next_rate(list(record["validation_accuracy"]), best[1], grid, widened)
+            queue += [extra] if extra is not None else []
+    tried = list(record["validation_accuracy"])
     record["lr"], record["n_trainable"] = best[1], best[2].n_trainable()
+    record["lr_on_edge"] = len(tried) > 1 and best[1] in (min(tried), max(tried))
     return best[2], record
 
 
