@@ -214,7 +214,7 @@ rule r3_adapter_full_run:
         low_light=r3_adapter_full_param("low_light"),
         severities=r3_adapter_full_param("severities"),
         resolution=r3_adapter_full_param("backbones", "{backbone}", "resolution"),
-        checkpoint_sha256=r3_adapter_checkpoint_sha256,
+        checkpoint_key=r3_adapter_checkpoint_key,
         device=config["device"],
     script:
         "../scripts/r3_adapter_full_run.py"

@@ -111,10 +111,10 @@ def r3_adapter_checkpoint(wildcards):
     )
 
 
-def r3_adapter_checkpoint_sha256(wildcards):
-    """The checkpoint's pinned sha256 (checked again before it is unpickled)."""
-    key = r3_adapter_full()["backbones"][wildcards.backbone]["checkpoint"]
-    return (config.get("downloads", {}).get(key) or {}).get("sha256")
+def r3_adapter_checkpoint_key(wildcards):
+    """The checkpoint's name under downloads (its sha256, pinned or locked, is checked again
+    before it is unpickled)."""
+    return r3_adapter_full()["backbones"][wildcards.backbone]["checkpoint"]
 
 
 def r3_adapter_dataset_files(wildcards):

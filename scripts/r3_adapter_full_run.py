@@ -1,6 +1,6 @@
 from _bootstrap import setup_logging
 
-from repro.r3_adapter.fullrun import run_seed
+from repro.r3_adapter.fullrun import checkpoint_sha256, run_seed
 from repro.r3_adapter.fullscale import FullAdaptConfig
 from repro.r3_adapter.sevenscenes import RawLowLight
 
@@ -20,5 +20,6 @@ run_seed(
     severities=list(sm.params.severities),
     device=sm.params.device,
     threads=sm.threads,
-    checkpoint_sha256=sm.params.checkpoint_sha256,
+    # read now, not when the DAG was built: the lock gets the checkpoint's entry on download
+    checkpoint_sha256=checkpoint_sha256(sm.config, {"checkpoint": sm.params.checkpoint_key}),
 )

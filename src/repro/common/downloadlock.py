@@ -86,6 +86,17 @@ def record(path: str | os.PathLike, name: str, entry: LockEntry) -> None:
         os.replace(tmp, path)
 
 
+def known_sha256(config: dict, name: str) -> str | None:
+    """The sha256 a finished download of ``downloads.<name>`` was checked against: the
+    config's pin, else the lock's entry for the same URL, else None. For jobs that check a
+    file again before unpickling it (read at run time: the lock is written by the download)."""
+    spec = (config.get("downloads") or {}).get(name) or {}
+    if spec.get("sha256"):
+        return spec["sha256"].lower()
+    entry = read_lock(lock_settings(config)[0]).get(name)
+    return entry.sha256 if entry is not None and entry.url == spec.get("url") else None
+
+
 def expected_sha256(
     name: str, url: str, pinned: str | None, lock: dict[str, LockEntry], lock_path, strict: bool
 ) -> str | None:

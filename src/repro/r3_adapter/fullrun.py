@@ -150,8 +150,11 @@ def summarise(backbone: str, dataset: str, method: str, runs: list[dict], out: s
 
 
 def checkpoint_sha256(config: dict, backbone_spec: dict) -> str | None:
-    """The sha256 pinned for a backbone's checkpoint under the config's ``downloads``."""
-    return (config.get("downloads", {}).get(backbone_spec["checkpoint"]) or {}).get("sha256")
+    """The sha256 of a backbone's checkpoint: pinned under the config's ``downloads``, else the
+    one the download lock recorded when the checkpoint was fetched."""
+    from repro.common.downloadlock import known_sha256
+
+    return known_sha256(config, backbone_spec["checkpoint"])
 
 
 def _whole_config(path: str) -> dict:
