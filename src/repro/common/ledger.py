@@ -207,7 +207,10 @@ def claims_rst(papers: Papers, pages: Sequence[str]) -> str:
         f"`{_rst_text(title)} <{_open_page(title, page)}>`__"
         for (title, _), page in zip(count_rows, pages, strict=True)
     ]
-    for row in [columns, *([link, *cells] for link, (_, cells) in zip(links, count_rows))]:
+    for row in [
+        columns,
+        *([link, *cells] for link, (_, cells) in zip(links, count_rows, strict=True)),
+    ]:
         lines.append(f"   * - {row[0]}")
         lines += [f"     - {_rst_text(c)}" for c in row[1:]]
     lines += ["", *(f"{_rst_text(s)}\n" for s in VOCABULARY)]
