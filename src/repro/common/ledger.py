@@ -195,6 +195,11 @@ def _js_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+# the front page's narrow column has room for short headers (the vocabulary has the full names)
+_FRONT_HEADERS = {NOT_TESTED: "not tested"}
+NB_HYPHEN = "\u2011"
+
+
 def claims_rst(papers: Papers, pages: Sequence[str]) -> str:
     """The report's front page (Snakemake's workflow description, reST): the summary line,
     one row of counts per paper (its name opens ``pages[i]``, the paper's page in the report),
@@ -202,9 +207,12 @@ def claims_rst(papers: Papers, pages: Sequence[str]) -> str:
     papers = list(papers)
     columns, count_rows = counts_table(papers)
     lines = [".. {% raw %}", "", "Which claims held", "=================", ""]
-    lines += [_rst_text(summary_line(papers)), "", ".. list-table::", "   :header-rows: 1", ""]
-    links = [
-        f"`{_rst_text(title)} <{_open_page(title, page)}>`__"
+    widths = " ".join(["25", *["12"] * (len(columns) - 2), "15"])
+    lines += [_rst_text(summary_line(papers)), "", ".. list-table::", "   :header-rows: 1"]
+    lines += [f"   :widths: {widths}", ""]
+    columns = [_FRONT_HEADERS.get(c, c) for c in columns]
+    links = [  # non-breaking hyphens: a name wraps at its spaces only
+        f"`{_rst_text(title.replace('-', NB_HYPHEN))} <{_open_page(title, page)}>`__"
         for (title, _), page in zip(count_rows, pages, strict=True)
     ]
     for row in [

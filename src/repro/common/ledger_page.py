@@ -13,8 +13,13 @@ from typing import Any
 
 from repro.common.ledger import VOCABULARY, paper_summary, tables
 
-# the widest a column's text may run before it wraps (details: about 70 characters a line)
-_WIDTHS = {"claim": "24em", "check": "24em", "criterion": "16em", "details": "36em"}
+# the narrowest and widest a column's text may run (details: about 35 to 65 characters a line)
+_WIDTHS = {
+    "claim": ("12em", "24em"),
+    "check": ("12em", "24em"),
+    "criterion": ("8em", "16em"),
+    "details": ("20em", "36em"),
+}
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1e293b;
        margin: 0; padding: 1rem 1.5rem 3rem; }
@@ -26,14 +31,16 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid #cbd5e1; padding: .3rem .5rem; text-align: left;
          vertical-align: top; }
 th { background: #f1f5f9; position: sticky; top: 0; }
-td div { overflow-wrap: anywhere; }
+td.claim div, td.check div, td.criterion div, td.details div { overflow-wrap: anywhere; }
 td.measured div, td.paper div { white-space: nowrap; }
-.verdict { font-weight: 600; white-space: nowrap; }
+.verdict { font-weight: 600; }
 .reproduced, .passed { color: #15803d; }
 .contradicted, .failed, .not-reproduced { color: #b91c1c; }
 .inconclusive { color: #b45309; }
 .not-tested-at-this-scale { color: #64748b; }
-""" + "".join(f"td.{c} div {{ max-width: {w}; }}\n" for c, w in _WIDTHS.items())
+""" + "".join(
+    f"td.{c} div {{ min-width: {low}; max-width: {high}; }}\n" for c, (low, high) in _WIDTHS.items()
+)
 
 
 def _slug(text: str) -> str:
