@@ -32,6 +32,7 @@ from repro.common.claims import (
     not_tested,
 )
 from repro.common.ledger import (
+    FRONT_STYLE,
     NB_HYPHEN,
     VOCABULARY,
     claims_markdown,
@@ -152,6 +153,7 @@ def test_front_page_renders_cleanly_and_is_short(jinja):
     assert f"Helpful{NB_HYPHEN}only fine{NB_HYPHEN}tuning 2 0 0 0 0 of 0" in plain
     assert all(" ".join(sentence.split()) in plain for sentence in VOCABULARY)
     assert "{%" not in plain  # the Jinja guards are comments
+    assert f"<style>{FRONT_STYLE}</style>" in body  # top-left, not centred under the sidebar
 
 
 def test_front_page_links_open_each_papers_page():
@@ -200,7 +202,7 @@ def test_paper_page_has_both_tables_escaped_and_readable_widths():
     assert claims[6] == "A *beats* B_1 | `x` <script>{{ y }}</script>"
     assert claims[6 + 2] == "0.02 [0.01, 0.03]" and claims[6 + 4] == REPRODUCED
     assert [checks[5 + 3], checks[10 + 3]] == [PASSED, FAILED]
-    assert "td.details div { min-width: 20em; max-width: 36em; }" in page
+    assert "td.details div { min-width: 16em; max-width: 36em; }" in page
     assert f'<span class="verdict {CONTRADICTED}">' in page
     assert "<h2" in page and page.index('id="claims"') < page.index('id="checks"')
     only_claims = _Cells()

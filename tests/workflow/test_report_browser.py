@@ -132,6 +132,9 @@ def test_report_opens_on_the_summary_and_counts_of_every_paper(open_report, test
     assert " ".join(on_top.split()) == summary, f"the summary line is covered {shot}"
     table = page.locator("#app table", has_text="checks passed").first
     assert _inside_window(table.bounding_box()), f"counts table {table.bounding_box()} {shot}"
+    nav = page.locator(SIDEBAR).bounding_box()
+    for what, left in (("summary line", box["x"]), ("counts", table.bounding_box()["x"])):
+        assert left >= nav["x"] + nav["width"] - 0.5, f"sidebar {nav} over the {what} {shot}"
     for _, title in _papers():
         assert table.get_by_role("link", name=_shown(title), exact=True).count() == 1, title
 

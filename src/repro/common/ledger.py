@@ -195,6 +195,15 @@ def _js_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+# Snakemake's report centres the front page's text and the rule graph in the window, so text
+# taller than the window, or a rule graph wider than the room beside the sidebar, is pushed
+# above the top and under the sidebar, where no scrolling reaches it. The front page brings
+# this style (in effect only while it is shown): top-left, scrolling, a wider text column.
+FRONT_STYLE = (
+    "#app .items-center.justify-center.h-screen "
+    "{ align-items: flex-start; justify-content: flex-start; } "
+    "#app .prose.max-w-lg { max-width: 44rem; }"
+)
 # the front page's narrow column has room for short headers (the vocabulary has the full names)
 _FRONT_HEADERS = {NOT_TESTED: "not tested"}
 NB_HYPHEN = "\u2011"
@@ -206,7 +215,8 @@ def claims_rst(papers: Papers, pages: Sequence[str]) -> str:
     and the verdict vocabulary. The text is Jinja-escaped, as Snakemake renders it with Jinja."""
     papers = list(papers)
     columns, count_rows = counts_table(papers)
-    lines = [".. {% raw %}", "", "Which claims held", "=================", ""]
+    lines = [".. {% raw %}", "", ".. raw:: html", "", f"   <style>{FRONT_STYLE}</style>", ""]
+    lines += ["Which claims held", "=================", ""]
     widths = " ".join(["25", *["12"] * (len(columns) - 2), "15"])
     lines += [_rst_text(summary_line(papers)), "", ".. list-table::", "   :header-rows: 1"]
     lines += [f"   :widths: {widths}", ""]

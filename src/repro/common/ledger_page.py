@@ -13,16 +13,18 @@ from typing import Any
 
 from repro.common.ledger import VOCABULARY, paper_summary, tables
 
-# the narrowest and widest a column's text may run (details: about 35 to 65 characters a line)
+# the narrowest and widest a column's text may run (details: about 30 to 65 characters a
+# line), so that the table fits beside a wide sidebar and never runs wider than text is read
 _WIDTHS = {
-    "claim": ("12em", "24em"),
-    "check": ("12em", "24em"),
-    "criterion": ("8em", "16em"),
-    "details": ("20em", "36em"),
+    "claim": ("10em", "24em"),
+    "check": ("10em", "24em"),
+    "paper": ("4em", "16em"),
+    "criterion": ("6em", "16em"),
+    "details": ("16em", "36em"),
 }
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1e293b;
-       margin: 0; padding: 1rem 1.5rem 3rem; }
+       margin: 0; padding: 1rem 1rem 3rem; }
 h1 { font-size: 1.4rem; margin: 0 0 .4rem; }
 h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
 p { max-width: 48em; margin: .3rem 0; }
@@ -31,8 +33,8 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid #cbd5e1; padding: .3rem .5rem; text-align: left;
          vertical-align: top; }
 th { background: #f1f5f9; position: sticky; top: 0; }
-td.claim div, td.check div, td.criterion div, td.details div { overflow-wrap: anywhere; }
-td.measured div, td.paper div { white-space: nowrap; }
+td.claim div, td.check div, td.paper div, td.criterion div, td.details div {
+    overflow-wrap: anywhere; }
 .verdict { font-weight: 600; }
 .reproduced, .passed { color: #15803d; }
 .contradicted, .failed, .not-reproduced { color: #b91c1c; }
