@@ -74,6 +74,19 @@ def paper_claims():
     return [f"results/{paper}/claims.json" for paper in enabled_papers()]
 
 
+def claims_pages():
+    """Each enabled paper's page of the ledger (its Claims and Checks tables), named as the
+    paper, in the paper's category of the report."""
+    return {
+        paper: report(
+            f"results/{paper}/claims.html",
+            caption="../workflow/report/claims_page.rst",
+            category=paper_title(paper),
+        )
+        for paper in enabled_papers()
+    }
+
+
 def paper_targets():
     """Each enabled paper's claims and figures, as its target (named as the paper) lists
     them."""

@@ -1,6 +1,7 @@
-# Workflow-level rules: every enabled paper's claims and checks gathered into one ledger,
-# which is also the front page of `snakemake --report` (the Markdown copy is for reading
-# and diffing; the reST copy is the report's workflow description).
+# Workflow-level rules: every enabled paper's claims and checks gathered into the ledger.
+# results/claims.md is the whole ledger (for reading and diffing); results/claims.rst is the
+# report's short front page (summary, counts per paper, vocabulary); each paper's full tables
+# are a page in that paper's category of the report (results/<paper>/claims.html).
 
 
 report: report_front_page()
@@ -10,6 +11,7 @@ rule claims_report:
     input:
         claims=paper_claims(),
     output:
+        **claims_pages(),
         markdown="results/claims.md",
         rst="results/claims.rst",
     log:
@@ -18,6 +20,7 @@ rule claims_report:
     conda:
         "../envs/common.yaml"
     params:
+        papers=enabled_papers(),
         titles=[paper_title(p) for p in enabled_papers()],
     script:
         "../scripts/claims_report.py"

@@ -2,14 +2,12 @@
 
 * ``check``: every op's verdict at, above and below the threshold; NaN never passes.
 * ``compare_methods``: the best baseline in both directions, difference and z by hand.
-* ``claims_markdown``: every claim, claims and checks in separate tables, claims counted.
 * ``write_json``: NaN -> null, NumPy/torch values, atomic (no .part left, a failing
   serialisation keeps the old file); ``read_json``/``read_npz`` name a truncated file.
 * ``RunRecorder.provenance()`` fields; ``select_device`` and ``visible_gpu_count`` with
   the environment and a fake ``nvidia-smi`` set by monkeypatch.
 """
 
-import dataclasses
 import math
 import os
 import re
@@ -23,18 +21,14 @@ import torch
 from repro.common import device as device_mod
 from repro.common.claims import (
     CONTRADICTED,
-    FAILED,
     NOT_REPRODUCED,
     NOT_TESTED,
-    PASSED,
     REPRODUCED,
-    as_check,
     check,
     compare_methods,
     not_tested,
 )
 from repro.common.io import read_json, read_npz, write_json, write_npz
-from repro.common.ledger import claims_markdown
 from repro.common.provenance import RunRecorder
 
 
@@ -137,37 +131,6 @@ def test_compare_methods_zero_spread():
         criterion={"op": "<=", "threshold": 0.0},
     )
     assert tie.measured == 0.0 and tie.verdict == REPRODUCED
-
-
-def test_claims_markdown_lists_every_claim_and_counts_claims_only():
-    claims_a = [
-        check("a1", "GL beats trapezoid", 50.0, {"op": ">=", "threshold": 10}),
-        check("a2", "no | pipes break", float("nan"), {"op": "<", "threshold": 1}),
-        not_tested("a3", "ten times faster", "no SODEN"),
-        as_check(check("a4", "exact reconstruction", 0.0, {"op": "<=", "threshold": 0})),
-    ]
-    claims_b = [check("b1", "lower IBS", 0.1, {"op": "<=", "threshold": 0.2})]
-    text = claims_markdown(
-        [
-            ("QSurv", [dataclasses.asdict(c) for c in claims_a]),
-            ("Other", [dataclasses.asdict(c) for c in claims_b]),
-        ]
-    )
-    for claim in ("GL beats trapezoid", "no \\| pipes break", "ten times faster", "lower IBS"):
-        assert claim in text
-    assert "## QSurv" in text and "## Other" in text
-    assert (
-        f"Claims: 2 {REPRODUCED}, 0 {CONTRADICTED}, 0 inconclusive, 1 {NOT_TESTED}, "
-        f"1 {NOT_REPRODUCED} (4 claims of 2 papers)" in text
-    )
-    assert f"1 {PASSED}, 0 {FAILED}" in text
-    qsurv = text.split("## QSurv")[1].split("## Other")[0]
-    claims_table, checks_table = qsurv.split("### Claims")[1].split("### Checks")
-    assert "exact reconstruction" in checks_table and "exact reconstruction" not in claims_table
-    assert "GL beats trapezoid" in claims_table and "GL beats trapezoid" not in checks_table
-    table_rows = [line for line in text.splitlines() if line.startswith("| ") and "**" in line]
-    assert len(table_rows) == 5
-    assert "(0 claims of 0 papers)" in claims_markdown([])
 
 
 def test_write_json_types_and_nan(tmp_path):

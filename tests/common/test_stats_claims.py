@@ -1,5 +1,4 @@
-"""Paired statistics against scipy, paired verdicts that can fail, the claims runner and the
-ledger's two renderings.
+"""Paired statistics against scipy, paired verdicts that can fail and the claims runner.
 
 * ``paired_difference``: the t interval equals scipy.stats.ttest_rel's; the bootstrap
   interval agrees with scipy.stats.bootstrap's percentile interval to Monte-Carlo error.
@@ -14,14 +13,12 @@ ledger's two renderings.
   metric stored as JSON null is "not reproduced", never a crash.
 * ``run_claims``: checks are typed and counted apart; a handler that cannot compute its
   number gives "not reproduced" with the reason.
-* ``claims_rst``: renders with docutils without a single warning.
 """
 
 import math
 
 import numpy as np
 import pytest
-from docutils.core import publish_parts
 from scipy import stats
 
 from repro.common.claims import (
@@ -39,7 +36,6 @@ from repro.common.claims import (
     paired_claim,
     run_claims,
 )
-from repro.common.ledger import claims_rst, summary_line
 from repro.common.stats import paired_difference
 
 RNG = np.random.default_rng(7)
@@ -273,36 +269,3 @@ def test_run_claims_types_checks_and_survives_missing_values():
     assert failing[0].verdict == FAILED
     with pytest.raises(ValueError, match="unknown kind"):
         run_claims({"x": {"kind": "vibes", "claim": "?"}}, kinds, {})
-
-
-def test_ledger_rst_renders_cleanly_with_both_tables():
-    entries = [
-        {
-            "id": "a",
-            "type": "claim",
-            "claim": "A *beats* B_1 | `x`",
-            "criterion": "A − B > 0",
-            "verdict": REPRODUCED,
-            "measured": 0.02,
-            "interval": [0.01, 0.03],
-            "details": "d",
-        },
-        {
-            "id": "b",
-            "type": "check",
-            "claim": "exact",
-            "criterion": "≤ 0",
-            "verdict": PASSED,
-            "measured": 0.0,
-            "details": "",
-        },
-    ]
-    papers = [("δ-Mem", entries), ("SBD", entries[:1])]
-    text = claims_rst(papers)
-    html = publish_parts(
-        text, writer="html", settings_overrides={"report_level": 1, "halt_level": 2}
-    )["html_body"]
-    assert "δ-Mem" in html and "SBD" in html
-    assert "A *beats* B_1 | `x`" in html.replace("&quot;", '"')  # escaped, shown literally
-    assert html.count("<table") == 3  # Claims + Checks for δ-Mem, Claims for SBD
-    assert summary_line(papers).startswith(f"Claims: 2 {REPRODUCED}, 0 {CONTRADICTED}")

@@ -1,21 +1,34 @@
-"""The report opens on the claims ledger, in a real browser.
+"""The report as a person sees it, in a real browser.
 
-The whole config/test.yaml DAG runs (the session's ``test_run``), then
-``snakemake --report``; headless Chromium (Debian's package, driven by Playwright) opens the
-HTML, finds the ledger's summary line on the front page, and under Results finds and opens a
-figure of every paper. Skipped, with the reason, where no Chromium or Playwright is
-installed (`.ci/run` installs both).
+The whole config/test.yaml DAG runs (the session's ``test_run``), then ``snakemake --report``;
+headless Chromium (Debian's package, driven by Playwright) opens the HTML in a 1400×1000
+window and checks what is on the screen, not only in the DOM:
+
+* after load, the front page's summary line and its table of counts per paper lie inside the
+  window and nothing covers the summary;
+* each paper's Claims table is reachable from the front page (its name in the counts) and
+  from the sidebar (its category, then the ledger page's entry): after the click (and a
+  scroll, as a person would) the table's first row lies inside the window, it is that paper's
+  first claim, and the sidebar covers no part of the table; the details column keeps to a
+  readable width;
+* every paper's first figure opens from its category.
+
+Screenshots of the front page and of each paper's page are saved in the test's temporary
+folder (named in a failure's message). Skipped, with the reason, where no Chromium or
+Playwright is installed (`.ci/run` installs both).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
+from repro.common.ledger import NB_HYPHEN
 from tests.conftest import ROOT, snakemake
 
 pytestmark = pytest.mark.workflow
@@ -31,6 +44,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+VIEWPORT = {"width": 1400, "height": 1000}
+SIDEBAR = "#app nav >> nth=0"  # Snakemake's sidebar (its breadcrumbs are a nav inside it)
+READABLE_PX = 600  # the details column may be at most this wide (about 80 characters)
 
 
 @pytest.fixture(scope="module")
@@ -53,34 +69,131 @@ def browser():
         chromium.close()
 
 
+@pytest.fixture
+def open_report(report, browser, tmp_path):
+    """Opens a fresh page on the report; a screenshot of each page is kept in tmp_path."""
+    pages = []
+
+    def opener():
+        page = browser.new_page(viewport=VIEWPORT)
+        page.goto(report.as_uri())
+        page.locator("#app").wait_for()
+        pages.append(page)
+        return page
+
+    yield opener
+    for page in pages:
+        page.close()
+
+
 def _papers() -> list[tuple[str, str]]:
     config = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
     enabled = [p for p, section in config["papers"].items() if section.get("enabled")]
     return [(p, importlib.import_module(f"repro.{p}").TITLE) for p in enabled]
 
 
-def test_report_opens_on_the_ledger_and_shows_every_papers_figures(report, browser, test_run):
+def _shown(title: str) -> str:
+    """The paper's name as its link on the front page shows it (hyphens that do not break)."""
+    return title.replace("-", NB_HYPHEN)
+
+
+def _inside_window(box: dict | None) -> bool:
+    return (
+        box is not None
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= VIEWPORT["width"] + 0.5
+        and box["y"] + box["height"] <= VIEWPORT["height"] + 0.5
+    )
+
+
+def _shot(page, path: Path) -> str:
+    page.screenshot(path=str(path))
+    return f"(screenshot: {path})"
+
+
+def test_report_opens_on_the_summary_and_counts_of_every_paper(open_report, test_run, tmp_path):
     summary = next(
         line
         for line in (test_run / "claims.md").read_text().splitlines()
         if line.startswith("Claims:")
     )
-    page = browser.new_page()
-    page.goto(report.as_uri())
-    front = page.inner_text("#app")
-    assert "Which claims held" in front
-    assert summary in front.replace("\n", " ")
+    page = open_report()
+    line = page.locator("#app p", has_text="Claims:").first
+    line.wait_for()
+    shot = _shot(page, tmp_path / "front_page.png")
+    assert " ".join(line.inner_text().split()) == summary, shot
+    box = line.bounding_box()
+    assert _inside_window(box), f"summary line at {box}, window {VIEWPORT} {shot}"
+    on_top = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).closest('p')?.innerText ?? ''",
+        [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
+    )
+    assert " ".join(on_top.split()) == summary, f"the summary line is covered {shot}"
+    table = page.locator("#app table", has_text="checks passed").first
+    assert _inside_window(table.bounding_box()), f"counts table {table.bounding_box()} {shot}"
+    nav = page.locator(SIDEBAR).bounding_box()
+    for what, left in (("summary line", box["x"]), ("counts", table.bounding_box()["x"])):
+        assert left >= nav["x"] + nav["width"] - 0.5, f"sidebar {nav} over the {what} {shot}"
+    for _, title in _papers():
+        assert table.get_by_role("link", name=_shown(title), exact=True).count() == 1, title
+
+
+def _first_claim(test_run: Path, paper: str) -> str:
+    entries = json.loads((test_run / paper / "claims.json").read_text())
+    return next(e["claim"] for e in entries if e.get("type", "claim") != "check")
+
+
+def _assert_claims_table_visible(page, test_run, paper, shot_path):
+    """The paper's page shows, inside the window and uncovered, its first claim's row."""
+    frame_element = page.locator("iframe").last
+    frame_element.wait_for()
+    frame = frame_element.element_handle().content_frame()
+    row = frame.locator("table.ledger tbody tr").first
+    row.wait_for()
+    row.scroll_into_view_if_needed()  # as a person would scroll to it
+    shot = _shot(page, shot_path)
+    cells = row.locator("td")
+    assert " ".join(cells.first.inner_text().split()) == " ".join(
+        _first_claim(test_run, paper).split()
+    ), shot
+    box = row.bounding_box()
+    assert _inside_window(box), f"first row of {paper}'s claims at {box} {shot}"
+    table = frame.locator("table.ledger").first.bounding_box()
+    nav = page.locator(SIDEBAR).bounding_box()
+    assert table["x"] >= nav["x"] + nav["width"] - 0.5, f"sidebar {nav} over table {table} {shot}"
+    cell = cells.first.bounding_box()
+    hit = page.evaluate(
+        "([x, y]) => document.elementFromPoint(x, y).tagName",
+        [cell["x"] + cell["width"] / 2, cell["y"] + cell["height"] / 2],
+    )
+    assert hit == "IFRAME", f"{hit} lies over {paper}'s claims table {shot}"
+    details = frame.locator("table.ledger td.details").first.bounding_box()
+    assert details["width"] <= READABLE_PX, f"details column {details['width']} px {shot}"
+
+
+def test_each_papers_claims_open_from_the_front_page(open_report, test_run, tmp_path):
     for paper, title in _papers():
-        assert title in front  # each paper's section of the ledger
-        page.get_by_text("Results", exact=True).first.click()
-        page.get_by_text(title, exact=True).first.click()
-        row = page.locator("tr", has_text=f"results/{paper}/figures/").first
-        row.wait_for(timeout=10_000)
+        page = open_report()
+        link = page.locator("#app table").get_by_role("link", name=_shown(title), exact=True)
+        link.click()
+        _assert_claims_table_visible(page, test_run, paper, tmp_path / f"{paper}_front.png")
+        nav = page.locator(SIDEBAR)  # which shows the paper's category
+        nav.locator("tr", has_text=f"results/{paper}/figures/").first.wait_for()
+
+
+def test_each_papers_claims_and_figures_open_from_the_sidebar(open_report, test_run, tmp_path):
+    for paper, title in _papers():
+        page = open_report()
+        nav = page.locator(SIDEBAR)
+        nav.get_by_text(title, exact=True).first.click()  # its category under Results
+        ledger = nav.locator("tr", has_text=f"results/{paper}/claims.html").first
+        ledger.locator("a[iconname=eye]").click()
+        _assert_claims_table_visible(page, test_run, paper, tmp_path / f"{paper}_sidebar.png")
+        row = nav.locator("tr", has_text=f"results/{paper}/figures/").first
         name = row.locator("td").first.inner_text().strip()
         assert name.endswith(".png"), name
         row.locator("a[iconname=eye]").click()  # show the figure
         image = page.locator(f"img[src^='data:image/png'][src*='filename={Path(name).name}']")
         image.first.wait_for(timeout=10_000)
         assert image.first.bounding_box()["width"] > 50
-        page.get_by_text("Report", exact=True).first.click()  # back to the front page
-    page.close()

@@ -1,12 +1,19 @@
-"""The claims ledger: every enabled paper's claims and checks, as Markdown (results/claims.md)
-and as reStructuredText (the front page of results/report.html).
+"""The claims ledger: every enabled paper's claims and checks counted and tabled.
 
-Each paper has a Claims table and a Checks table; the summary line counts claims only.
+* ``claims_markdown``: results/claims.md, the whole ledger (a per-paper counts table first,
+  then each paper's Claims and Checks tables);
+* ``claims_rst``: results/claims.rst, the report's short front page (the summary line, one
+  row of counts per paper linking to that paper's page, the verdict vocabulary);
+* each paper's full tables as an HTML page in its category of the report come from
+  ``repro.common.ledger_page``.
+
+The summary line counts claims only; checks are properties that hold by construction.
 """
 
 from __future__ import annotations
 
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +35,15 @@ CHECK_VERDICTS = (PASSED, FAILED, NOT_TESTED)
 # (title, entries) per paper, in the order the ledger shows them
 Papers = Iterable[tuple[str, Sequence[Mapping[str, Any]]]]
 
+VOCABULARY = (
+    "Reproduced: the 95% interval of the measured value (a point value where there is none) "
+    "satisfies the criterion written in the config before the run; contradicted: it lies "
+    "entirely where the claim is false; inconclusive: neither, the interval is too wide to "
+    "tell.",
+    "Not tested at this scale: this config cannot test the claim (the reason is in its "
+    "details); not reproduced: a value the claim needs is missing (a failed run, a NaN seed).",
+)
+
 
 def _number(value: Any) -> str:
     if value is None or value == "":
@@ -45,36 +61,60 @@ def _measured(entry: Mapping[str, Any]) -> str:
     return text
 
 
-def _split(papers: Papers):
-    for title, entries in papers:
-        claims = [e for e in entries if e.get("type", "claim") != CHECK]
-        checks = [e for e in entries if e.get("type", "claim") == CHECK]
-        yield title, claims, checks
+def split(entries: Sequence[Mapping[str, Any]]) -> tuple[list, list]:
+    """(claims, checks) of one paper's claims.json entries."""
+    claims = [e for e in entries if e.get("type", "claim") != CHECK]
+    checks = [e for e in entries if e.get("type", "claim") == CHECK]
+    return claims, checks
 
 
-def _count(entries, verdicts) -> str:
-    counts = {v: sum(e["verdict"] == v for e in entries) for v in verdicts}
-    counts |= {v: n for v in OPTIONAL_VERDICTS if (n := sum(e["verdict"] == v for e in entries))}
-    return ", ".join(f"{n} {v}" for v, n in counts.items())
+def counts(entries, verdicts) -> dict[str, int]:
+    """{verdict: number} for each of ``verdicts``, plus "not reproduced" where it occurs."""
+    found = {v: sum(e["verdict"] == v for e in entries) for v in verdicts}
+    return found | {
+        v: n for v in OPTIONAL_VERDICTS if (n := sum(e["verdict"] == v for e in entries))
+    }
+
+
+def count_text(entries, verdicts) -> str:
+    """``3 reproduced, 1 contradicted, ...``"""
+    return ", ".join(f"{n} {v}" for v, n in counts(entries, verdicts).items())
 
 
 def summary_line(papers: Papers) -> str:
     """``Claims: 12 reproduced, ... (28 claims of 4 papers). Checks: 10 passed, 0 failed, ...``"""
-    sections = list(_split(papers))
-    claims = [c for _, cs, _ in sections for c in cs]
-    checks = [c for _, _, ks in sections for c in ks]
+    sections = [split(entries) for _, entries in papers]
+    claims = [c for cs, _ in sections for c in cs]
+    checks = [c for _, ks in sections for c in ks]
     return (
-        f"Claims: {_count(claims, CLAIM_VERDICTS)} ({len(claims)} claims of {len(sections)} "
-        f"papers). Checks (properties that hold by construction, not counted as claims): "
-        f"{_count(checks, CHECK_VERDICTS)}."
+        f"Claims: {count_text(claims, CLAIM_VERDICTS)} ({len(claims)} claims of "
+        f"{len(sections)} papers). Checks (properties that hold by construction, not counted "
+        f"as claims): {count_text(checks, CHECK_VERDICTS)}."
     )
+
+
+def counts_table(papers: Papers) -> tuple[list[str], list[tuple[str, list[str]]]]:
+    """The per-paper counts: (columns, [(title, cells)]); one column per claim verdict ("not
+    reproduced" only where some paper has one), then the checks passed of all checks."""
+    papers = list(papers)
+    verdicts = list(CLAIM_VERDICTS)
+    if any(e["verdict"] == NOT_REPRODUCED for _, entries in papers for e in split(entries)[0]):
+        verdicts.append(NOT_REPRODUCED)
+    rows = []
+    for title, entries in papers:
+        claims, checks = split(entries)
+        found = counts(claims, verdicts)
+        passed = sum(c["verdict"] == PASSED for c in checks)
+        rows.append((title, [str(found[v]) for v in verdicts] + [f"{passed} of {len(checks)}"]))
+    return ["paper", *verdicts, "checks passed"], rows
 
 
 CLAIM_COLUMNS = ("claim", "paper", "measured [95% interval]", "criterion", "verdict", "details")
 CHECK_COLUMNS = ("check", "measured", "criterion", "verdict", "details")
 
 
-def _rows(entries, with_paper: bool):
+def rows(entries, with_paper: bool):
+    """Table cells per entry, in the order of CLAIM_COLUMNS (``with_paper``) or CHECK_COLUMNS."""
     for e in entries:
         cells = [e["claim"]]
         if with_paper:
@@ -83,60 +123,120 @@ def _rows(entries, with_paper: bool):
         yield cells
 
 
-def _tables(papers: Papers):
-    """(title, paper summary, [(heading, columns, rows)]) per paper."""
-    for title, claims, checks in _split(papers):
-        counts = f"{_count(claims, CLAIM_VERDICTS)}; checks: {_count(checks, CHECK_VERDICTS)}"
-        tables = [("Claims", CLAIM_COLUMNS, list(_rows(claims, True)))]
-        if checks:
-            tables.append(("Checks", CHECK_COLUMNS, list(_rows(checks, False))))
-        yield title, counts, tables
+def tables(entries):
+    """[(heading, columns, rows)]: the Claims table, and the Checks table where there are
+    checks."""
+    claims, checks = split(entries)
+    found = [("Claims", CLAIM_COLUMNS, list(rows(claims, True)))]
+    if checks:
+        found.append(("Checks", CHECK_COLUMNS, list(rows(checks, False))))
+    return found
+
+
+def paper_summary(entries) -> str:
+    claims, checks = split(entries)
+    return (
+        f"Claims: {count_text(claims, CLAIM_VERDICTS)}; checks: "
+        f"{count_text(checks, CHECK_VERDICTS)}."
+    )
 
 
 def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _md_anchor(title: str) -> str:
+    """The anchor a Markdown renderer (GitHub's rule) gives the heading ``## title``."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def _md_table(columns, cells) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in cells]
+
+
 def claims_markdown(papers: Papers) -> str:
     papers = list(papers)
+    columns, count_rows = counts_table(papers)
     lines = ["# Which claims held", "", summary_line(papers), ""]
-    for title, counts, tables in _tables(papers):
-        lines += [f"## {title}", "", f"Claims: {counts}.", ""]
-        for heading, columns, rows in tables:
-            lines += [f"### {heading}", "", "| " + " | ".join(columns) + " |"]
-            lines.append("|" + "---|" * len(columns))
-            for row in rows:
+    lines += _md_table(
+        columns, [[f"[{title}](#{_md_anchor(title)})", *cells] for title, cells in count_rows]
+    )
+    lines += ["", *VOCABULARY, ""]
+    for title, entries in papers:
+        lines += [f"## {title}", "", paper_summary(entries), ""]
+        for heading, header, cells in tables(entries):
+            for row in cells:
                 row[-2] = f"**{row[-2]}**"  # the verdict
-                lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
-            lines.append("")
+            lines += [f"### {heading}", "", *_md_table(header, cells), ""]
     return "\n".join(lines)
 
 
 def _rst_text(text: str) -> str:
     """Plain text in reST: inline markup characters escaped, one line."""
-    return re.sub(r"([\\*`_|])", r"\\\1", str(text).replace("\n", " ")) or "–"
+    return re.sub(r"([\\*`_|<>])", r"\\\1", str(text).replace("\n", " ")) or "–"
 
 
-def _rst_heading(text: str, mark: str) -> list[str]:
-    return [text, mark * max(len(text), 3), ""]
+def _open_page(title: str, path: str) -> str:
+    """A javascript: link that opens the paper's page in the report (Snakemake's report app:
+    its category in the sidebar, the page as the content, as clicking its entry there does).
+
+    Percent-encoded, because reST drops spaces from a URI and the browser decodes it."""
+    script = (
+        "void(((c,p)=>app.setView({navbarMode:'subcategory',category:c,"
+        "subcategory:Object.keys(categories[c]).find(s=>categories[c][s].includes(p)),"
+        "content:'html',contentPath:results[p].data_uri,resultPath:p}))"
+        f"({_js_string(title)},{_js_string(path)}))"
+    )
+    return "javascript:" + urllib.parse.quote(script, safe="():,.'[]{}=/_-")
 
 
-def claims_rst(papers: Papers) -> str:
-    """The ledger as the report's front page (Snakemake's workflow description, reST)."""
+def _js_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+# Snakemake's report centres the front page's text and the rule graph in the window, so text
+# taller than the window, or a rule graph wider than the room beside the sidebar, is pushed
+# above the top and under the sidebar, where no scrolling reaches it. The front page brings
+# this style (in effect only while it is shown): top-left, scrolling, a wider text column.
+FRONT_STYLE = (
+    "#app .items-center.justify-center.h-screen "
+    "{ align-items: flex-start; justify-content: flex-start; } "
+    "#app .prose.max-w-lg { max-width: 44rem; }"
+)
+# the front page's narrow column has room for short headers (the vocabulary has the full names)
+_FRONT_HEADERS = {NOT_TESTED: "not tested"}
+NB_HYPHEN = "\u2011"
+
+
+def claims_rst(papers: Papers, pages: Sequence[str]) -> str:
+    """The report's front page (Snakemake's workflow description, reST): the summary line,
+    one row of counts per paper (its name opens ``pages[i]``, the paper's page in the report),
+    and the verdict vocabulary. The text is Jinja-escaped, as Snakemake renders it with Jinja."""
     papers = list(papers)
-    lines = _rst_heading("Which claims held", "=") + [_rst_text(summary_line(papers)), ""]
+    columns, count_rows = counts_table(papers)
+    lines = [".. {% raw %}", "", ".. raw:: html", "", f"   <style>{FRONT_STYLE}</style>", ""]
+    lines += ["Which claims held", "=================", ""]
+    widths = " ".join(["25", *["12"] * (len(columns) - 2), "15"])
+    lines += [_rst_text(summary_line(papers)), "", ".. list-table::", "   :header-rows: 1"]
+    lines += [f"   :widths: {widths}", ""]
+    columns = [_FRONT_HEADERS.get(c, c) for c in columns]
+    links = [  # non-breaking hyphens: a name wraps at its spaces only
+        f"`{_rst_text(title.replace('-', NB_HYPHEN))} <{_open_page(title, page)}>`__"
+        for (title, _), page in zip(count_rows, pages, strict=True)
+    ]
+    for row in [
+        columns,
+        *([link, *cells] for link, (_, cells) in zip(links, count_rows, strict=True)),
+    ]:
+        lines.append(f"   * - {row[0]}")
+        lines += [f"     - {_rst_text(c)}" for c in row[1:]]
+    lines += ["", *(f"{_rst_text(s)}\n" for s in VOCABULARY)]
     lines += [
-        "Each paper's criteria were written in the config before the run; comparisons over "
-        "shared seeds are paired (mean per-seed difference with its 95% interval). The "
-        "figures and their captions are under Results.",
+        "A paper's name opens its Claims and Checks tables (the paper's number, ours with its "
+        "interval, the criterion, the details); its figures are beside them under Results.",
+        "",
+        ".. {% endraw %}",
         "",
     ]
-    for title, counts, tables in _tables(papers):
-        lines += _rst_heading(_rst_text(title), "-") + [_rst_text(f"Claims: {counts}."), ""]
-        for heading, columns, rows in tables:
-            lines += [f".. list-table:: {heading}", "   :header-rows: 1", ""]
-            for row in [list(columns), *rows]:
-                lines.append(f"   * - {_rst_text(row[0])}")
-                lines += [f"     - {_rst_text(c)}" for c in row[1:]]
-            lines.append("")
     return "\n".join(lines)
