@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+import yaml
 
 from repro.common.io import write_json
 from repro.sbd.claims import check_claims
@@ -201,3 +202,13 @@ def test_signed_claim_needs_shared_seeds_and_a_missing_cell_is_a_verdict(tmp_pat
     r = _judge(tmp_path, docs)
     assert r["signed"].verdict == "not reproduced" and "same ≥ 2 seeds" in r["signed"].details
     assert r["recovery"].verdict == "not reproduced" and "no cell" in r["recovery"].details
+
+
+def test_the_configs_cf_margin_is_the_declared_minimum_effect():
+    from repro.sbd.claims import MIN_EFFECTS
+    from tests.conftest import ROOT
+
+    for name in ("config.yaml", "full.yaml", "test.yaml"):
+        config = yaml.safe_load((ROOT / "config" / name).read_text())
+        spec = config["papers"]["sbd"]["claims"]["signed_beats_unsigned"]
+        assert spec["criterion"]["delta"] == MIN_EFFECTS["cf"], name
