@@ -1,11 +1,17 @@
 """repro.common.cli (the step CLIs' ``--config`` and ``papers.<paper>`` section) and
-repro.common.timing (best of several calls, on a scripted clock)."""
+repro.common.timing (interleaved calls and the best of several, on a scripted clock)."""
 
 import pytest
 import yaml
 
 from repro.common.cli import paper_section, step_parser
-from repro.common.timing import best_time
+from repro.common.timing import (
+    best_time,
+    cpu_clock,
+    interleaved_times,
+    ratio_of_minima,
+    summary,
+)
 from tests.conftest import ROOT
 
 
@@ -38,3 +44,24 @@ def test_best_time_is_the_fastest_timed_call():
     ticks = iter([10.0, 15.0])
     assert best_time(lambda: calls.append(1), 1, warmup=True, clock=lambda: next(ticks)) == 5.0
     assert len(calls) == 5  # the warm-up call is not timed
+
+
+def test_interleaved_calls_alternate_after_untimed_warmup_rounds():
+    order, ticks = [], iter(range(100))
+    fns = {"a": lambda: order.append("a"), "b": lambda: order.append("b")}
+    times = interleaved_times(fns, 3, warmup=2, clock=lambda: next(ticks))
+    assert order == ["a", "b"] * 5  # two untimed rounds, then three timed ones
+    assert times == {"a": [1, 1, 1], "b": [1, 1, 1]}
+    durations = iter([5.0, 1.0, 3.0, 2.0])  # a timer (e.g. CUDA events) replaces the clock
+    times = interleaved_times(fns, 2, warmup=0, timer=lambda fn: (fn(), next(durations))[1])
+    assert times == {"a": [5.0, 3.0], "b": [1.0, 2.0]}
+    assert ratio_of_minima(times, "a", "b") == 3.0  # fastest a over fastest b
+    with pytest.raises(ValueError, match="repeats"):
+        interleaved_times(fns, 0)
+
+
+def test_summary_and_the_clock_for_the_thread_count():
+    assert summary([4.0, 1.0, 3.0, 2.0, 5.0]) == {
+        "min_ms": 1.0, "q25_ms": 2.0, "median_ms": 3.0, "q75_ms": 4.0
+    }  # fmt: skip
+    assert cpu_clock(1)[1] == "process CPU time" and cpu_clock(4)[1] == "wall time"

@@ -1,21 +1,32 @@
 """SBD's claims and checks on hand-made metrics: each holds on good numbers and comes out
-"not reproduced" (checks: "failed") on numbers under which it must fail."""
+contradicted (checks: "failed") on numbers under which it must fail; a paired interval too
+wide to tell is inconclusive, a missing value "not reproduced"."""
 
 from __future__ import annotations
 
 import copy
 
 import pytest
+import yaml
 
 from repro.common.io import write_json
 from repro.sbd.claims import check_claims
 
 
+def _ms(value):
+    return {"min_ms": value, "median_ms": value}
+
+
 def _timing(d, scipy, torch_, device="cpu"):
-    return {"d": d, "device": device, "speedup_scipy": scipy, "speedup_torch": torch_,
-            "scipy_csr": {"median_ms": scipy}, "sbd_scipy": {"median_ms": 1.0},
-            "torch_csr": {"median_ms": torch_}, "sbd_torch": {"median_ms": 1.0},
-            "rel_error_sbd_scipy": 1e-7, "rel_error_sbd_torch": 2e-7}  # fmt: skip
+    return {
+        "d": d,
+        "device": device,
+        "speedup_scipy": scipy,
+        "speedup_torch": torch_,
+        **{"scipy_csr": _ms(scipy), "sbd_scipy": _ms(1.0)},
+        **{"torch_csr": _ms(torch_), "sbd_torch": _ms(1.0)},
+        **{"rel_error_sbd_scipy": 1e-7, "rel_error_sbd_torch": 2e-7},
+    }
 
 
 def _entry(cf, speedups=(8.0, 5.0)):
@@ -110,6 +121,7 @@ def test_every_claim_and_check_holds_on_good_numbers(tmp_path):
     assert r["signed"].measured == pytest.approx(0.05) and r["signed"].interval[0] > -0.3
     assert "deletions_only: +5" in r["signed"].details  # the other cause, reported beside
     assert r["speedup"].measured == pytest.approx(5.0 / 12.0)
+    assert "fastest of interleaved calls" in r["speedup"].details
     assert r["bound"].measured == pytest.approx(3.0 / 4.0)  # vnm on brief, d=16
 
 
@@ -150,14 +162,33 @@ MUST_FAIL = {
 @pytest.mark.parametrize("cid", sorted(MUST_FAIL))
 def test_each_claim_and_check_can_fail(tmp_path, cid):
     r = _judge(tmp_path, _bad(MUST_FAIL[cid]))[cid]
-    assert r.verdict == ("failed" if cid in CHECKS else "not reproduced"), r
+    assert r.verdict == ("failed" if cid in CHECKS else "contradicted"), r
 
 
 def test_the_drop_needs_monotone_steps(tmp_path):
     """A large drop overall, but a rise on the way (0.93 at 20 % deletions, 0.99 at 50 %)."""
     docs = _bad(lambda d: _set(d["noise"]["rows"], {"mean_best_jaccard": 0.99}, deletion=0.5))
     r = _judge(tmp_path, docs)["degrades"]
-    assert r.verdict == "not reproduced" and r.details.startswith("not monotone")
+    assert r.verdict == "contradicted" and r.details.startswith("not monotone")
+
+
+def test_a_signed_interval_across_the_margin_is_inconclusive(tmp_path):
+    """CF SBD − unsigned per seed −0.1, −0.5, −0.2, −0.6: the interval straddles −0.3."""
+    gaps = {0: -0.1, 1: -0.5, 2: -0.2, 3: -0.6}
+    docs = copy.deepcopy(GOOD)
+    for row in docs["sign"]["rows"]:
+        if row["setting"] == "nested_only" and row["method"] == "sbd":
+            row["cf"] = 15.0 + 0.1 * row["seed"] + gaps[row["seed"]]
+    r = _judge(tmp_path, docs)["signed"]
+    assert r.verdict == "inconclusive" and r.interval[0] < -0.3 < r.interval[1], r
+    assert r.measured == pytest.approx(-0.35) and "half-width" in r.details
+
+
+def test_a_missing_seed_is_not_reproduced_not_skipped(tmp_path):
+    docs = _bad(lambda d: _set(d["noise"]["rows"], {"mean_best_jaccard": float("nan")}, seed=1))
+    r = _judge(tmp_path, docs)
+    for cid in ("recovery", "degrades"):
+        assert r[cid].verdict == "not reproduced" and "seeds [1]" in r[cid].details, r[cid]
 
 
 def test_signed_claim_needs_shared_seeds_and_a_missing_cell_is_a_verdict(tmp_path):
@@ -171,3 +202,13 @@ def test_signed_claim_needs_shared_seeds_and_a_missing_cell_is_a_verdict(tmp_pat
     r = _judge(tmp_path, docs)
     assert r["signed"].verdict == "not reproduced" and "same ≥ 2 seeds" in r["signed"].details
     assert r["recovery"].verdict == "not reproduced" and "no cell" in r["recovery"].details
+
+
+def test_the_configs_cf_margin_is_the_declared_minimum_effect():
+    from repro.sbd.claims import MIN_EFFECTS
+    from tests.conftest import ROOT
+
+    for name in ("config.yaml", "full.yaml", "test.yaml"):
+        config = yaml.safe_load((ROOT / "config" / name).read_text())
+        spec = config["papers"]["sbd"]["claims"]["signed_beats_unsigned"]
+        assert spec["criterion"]["delta"] == MIN_EFFECTS["cf"], name

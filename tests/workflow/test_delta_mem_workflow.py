@@ -78,12 +78,18 @@ def test_claims_follow_from_the_metrics(test_run):
             {s: a["full"][str(n)] for s, a in by_seed.items()},
         )
         lows[n] = diff
-    worst = min(lows, key=lambda n: lows[n].low)
+    # three-way at δ = 0.01 per n_facts; the claim holds only if it holds at each, and the
+    # least favourable n_facts (a contradicted one first, then the lowest interval) is reported
+    verdicts = {
+        n: "reproduced" if d.low > -0.01 else "contradicted" if d.high < -0.01 else "inconclusive"
+        for n, d in lows.items()
+    }
+    rank = {"contradicted": 0, "inconclusive": 1, "reproduced": 2}
+    worst = min(lows, key=lambda n: (rank[verdicts[n]], lows[n].low))
     no_harm = claims["history_replay_no_harm"]
     assert no_harm["measured"] == pytest.approx(lows[worst].mean)
     assert no_harm["interval"] == pytest.approx([lows[worst].low, lows[worst].high])
-    held = all(d.low > -0.01 for d in lows.values())
-    assert no_harm["verdict"] == ("reproduced" if held else "not reproduced")
+    assert no_harm["verdict"] == min(verdicts.values(), key=rank.get)
     assert "Exploration, not the verdict: delta_mem_full_view" in no_harm["details"]
     assert claims["frozen_backbone"]["verdict"] == "passed"
     assert claims["gain_from_state"]["verdict"] == "passed"

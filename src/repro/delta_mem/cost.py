@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import argparse
 import copy
-import math
-import time
 
 import torch
 import torch.nn.functional as F
 
-from repro.common.timing import best_time
+from repro.common.timing import best_time, cpu_clock, interleaved_times
 from repro.delta_mem.backbone import BackboneConfig, TinyTransformer
 from repro.delta_mem.memory import MemoryConfig
 from repro.delta_mem.scan import delta_rule_scan
@@ -36,23 +34,18 @@ def update_floor(q, k, v, beta, states):
 
 
 def scan_times(T: int, rank: int, chunks, rounds: int = 15, seed: int = 0) -> dict:
-    """Best-of-``rounds`` seconds (interleaved, so load from other processes hits all alike)
+    """Best-of-``rounds`` seconds (interleaved, so load from other processes hits all alike;
+    the process's CPU time on one thread, :func:`repro.common.timing.cpu_clock`)
     of the update floor and the chunkwise scan at each chunk size, one (1, T, r) sequence;
     the sequential scan is timed once (it takes ~100× longer)."""
     q, k, v, beta = _scan_inputs(T, rank, seed)
     states = torch.randn(1, T, rank, rank, generator=torch.Generator().manual_seed(seed + 1))
     fns = {"floor": lambda: update_floor(q, k, v, beta, states)}
     fns |= {c: (lambda c=c: delta_rule_scan(q, k, v, beta, chunk_size=c)) for c in chunks}
-    best = dict.fromkeys(fns, math.inf)
     with torch.no_grad():
-        for fn in fns.values():
-            fn()  # warm-up
-        for _ in range(rounds):
-            for name, fn in fns.items():
-                start = time.perf_counter()
-                fn()
-                best[name] = min(best[name], time.perf_counter() - start)
-        naive = best_time(lambda: delta_rule_scan(q, k, v, beta), 1, warmup=True)
+        clock, _ = cpu_clock(torch.get_num_threads())
+        best = {name: min(t) for name, t in interleaved_times(fns, rounds, clock=clock).items()}
+        naive = best_time(lambda: delta_rule_scan(q, k, v, beta), 1, warmup=True, clock=clock)
     floor = best.pop("floor")
     return {"T": T, "rank": rank, "floor_s": floor, "naive_s": naive, "chunk_s": best}
 
@@ -68,7 +61,8 @@ def token_overhead(
     repeats: int = 5,
     seed: int = 0,
 ) -> dict:
-    """Forward seconds per token of the backbone alone and with δ-Mem writing every token."""
+    """Forward seconds per token of the backbone alone and with δ-Mem writing every token: the
+    fastest of ``repeats`` interleaved calls of each (process CPU time on one thread)."""
     torch.manual_seed(seed)
     cfg = BackboneConfig(
         vocab=51, d_model=d_model, heads=heads, layers=layers, mlp=4 * d_model, max_positions=T
@@ -84,16 +78,10 @@ def token_overhead(
             model(tokens)
 
     with torch.no_grad():
-        # interleaved, best of each: load from other processes hits both alike
-        pairs = [
-            (
-                best_time(lambda: plain(tokens), 1, warmup=True),
-                best_time(with_memory, 1, warmup=True),
-            )
-            for _ in range(repeats)
-        ]
-    base = min(p[0] for p in pairs)
-    mem = min(p[1] for p in pairs)
+        # interleaved, fastest of each: load from other processes hits both alike
+        fns = {"base": lambda: plain(tokens), "memory": with_memory}
+        times = interleaved_times(fns, repeats, clock=cpu_clock(torch.get_num_threads())[0])
+    base, mem = min(times["base"]), min(times["memory"])
     state_bytes = sum(s.numel() * s.element_size() for s in dm.states())
     tokens_n = batch * T
     return {

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from repro.common.claims import over_seeds
+
 
 def cell_jaccard(U1, V1, U2, V2) -> float:
     """|U1×V1 ∩ U2×V2| / |U1×V1 ∪ U2×V2|, from the sides alone."""
@@ -35,13 +37,27 @@ def recovery_metrics(truth: dict, found: dict) -> dict:
     }
 
 
+def noise_cells(noise: dict, method: str) -> dict[tuple[float, float], dict[int, float]]:
+    """(deletion, background) -> {seed: mean best Jaccard} of one method in a noise study."""
+    cells = {}
+    for r in noise["rows"]:
+        if r["method"] == method:
+            cells.setdefault((r["deletion"], r["background"]), {})[r["seed"]] = r[
+                "mean_best_jaccard"
+            ]
+    return cells
+
+
 def noise_grid(noise: dict, method: str):
     """(deletions, backgrounds, grid) of a noise study: mean best Jaccard over seeds per
-    deletion (rows) × background (columns) for one method."""
-    rows = [r for r in noise["rows"] if r["method"] == method]
-    dels = sorted({r["deletion"] for r in rows})
-    bgs = sorted({r["background"] for r in rows})
-    cells = {}
-    for r in rows:
-        cells.setdefault((r["deletion"], r["background"]), []).append(r["mean_best_jaccard"])
-    return dels, bgs, np.array([[np.mean(cells[d, b]) for b in bgs] for d in dels])
+    deletion (rows) × background (columns) for one method; NaN where a seed has no value
+    (:func:`repro.common.claims.over_seeds`)."""
+    cells = noise_cells(noise, method)
+    dels = sorted({d for d, _ in cells})
+    bgs = sorted({b for _, b in cells})
+
+    def mean(d, b):
+        value, _ = over_seeds(cells.get((d, b), {}), np.mean)
+        return np.nan if value is None else value
+
+    return dels, bgs, np.array([[mean(d, b) for b in bgs] for d in dels])
