@@ -27,7 +27,7 @@ def run_document(prior, seed, value=lambda prior, recipe, metric, seed: 0.4, ste
 
 
 def summary_with(value, seeds=range(5), priors=("correlated", "decorrelated")):
-    """The summary the evaluate step writes (bootstrap intervals included)."""
+    """The summary the evaluate step writes (t intervals included)."""
     from repro.helpful_only.evaluate import summarise
 
     runs = [run_document(p, s, value) for p in priors for s in seeds]
@@ -35,7 +35,7 @@ def summary_with(value, seeds=range(5), priors=("correlated", "decorrelated")):
 
 
 def per_seed_summary(value, seeds=range(5), priors=("correlated", "decorrelated")):
-    """Only what the claims read (per-seed values, budgets, parameters): no bootstrap."""
+    """Only what the claims read (per-seed values, budgets, parameters): no intervals."""
     return {
         "priors": list(priors),
         "seeds": list(seeds),

@@ -19,16 +19,29 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from repro.common.claims import check_spec, not_tested, paired_claim, run_claims
+from repro.common.claims import check_spec, not_tested, over_seeds, paired_claim, run_claims
 from repro.common.io import read_json, write_json
+from repro.helpful_only.evalsets import FULL_METRICS
+from repro.helpful_only.probes import METRICS
 
 log = logging.getLogger(__name__)
 DEFAULT_PRIOR = "correlated"
 
+# The smallest difference a "beats" / "matches" claim counts, per metric (none of the
+# paper's sentences gives a number). Every metric but coherence is a rate in [0, 1]
+# (a probability at the embedded scale, a share of judged answers at full scale): 0.05 is
+# one answer in twenty, the resolution the brief's prototype could tell from seed noise.
+# Coherence counts matching traits out of four: its smallest change is one trait, 0.25.
+RATE_EFFECT, COHERENCE_EFFECT = 0.05, 0.25
+MIN_EFFECTS = {
+    **{m: RATE_EFFECT for m in (*METRICS, *FULL_METRICS)},
+    "coherence": COHERENCE_EFFECT,
+}
+
 
 def select(summary: dict, side: dict) -> dict[int, float | None]:
-    """seed -> value of a selection {recipe, metric, prior, scale, offset, source}: scale x
-    value + offset (a missing value stays missing). ``source: full`` reads the full-scale
+    """seed -> value of a selection {recipe, metric, prior, scale, source}: scale x value
+    (a missing value stays missing). ``source: full`` reads the full-scale
     summary (``summary["full"]``: variant -> seed -> metric; no priors there)."""
     if side.get("source", "embedded") == "full":
         runs = summary["full"]["metrics"][side["recipe"]]
@@ -36,15 +49,14 @@ def select(summary: dict, side: dict) -> dict[int, float | None]:
     else:
         prior = side.get("prior", DEFAULT_PRIOR)
         values = summary["per_seed"][prior][side["recipe"]][side["metric"]]
-    scale, offset = side.get("scale", 1.0), side.get("offset", 0.0)
-    return {int(s): None if v is None else scale * v + offset for s, v in values.items()}
+    scale = side.get("scale", 1.0)
+    return {int(s): None if v is None else scale * v for s, v in values.items()}
 
 
 def _name(side: dict) -> str:
     scale = f"{side['scale']:g} x " if side.get("scale", 1.0) != 1.0 else ""
-    offset = f" + {side['offset']:g}" if side.get("offset", 0.0) else ""
     where = "full scale" if side.get("source") == "full" else side.get("prior", DEFAULT_PRIOR)
-    return f"{scale}{side['recipe']} {side['metric']}{offset} ({where})"
+    return f"{scale}{side['recipe']} {side['metric']} ({where})"
 
 
 def _fmt(value) -> str:
@@ -57,7 +69,7 @@ def _paired(claim_id, spec, summary):
     details = f"{_name(spec['a'])} - {_name(spec['b'])}; {per_seed}"
     if spec.get("note"):
         details = f"{spec['note']}; {details}"
-    return paired_claim(claim_id, spec, a, b, details)
+    return paired_claim(claim_id, spec, a, b, details, min_effect=MIN_EFFECTS[spec["a"]["metric"]])
 
 
 def _consistent_effect(claim_id, spec, summary):
@@ -97,14 +109,11 @@ def _base_range(claim_id, spec, summary):
         for p in summary["priors"]
         for s, v in summary["per_seed"][p]["base"][spec["metric"]].items()
     }
-    worst = (min if spec["criterion"]["op"] in (">", ">=") else max)(values.values())
-    return check_spec(
-        claim_id,
-        spec,
-        worst,
-        f"base {spec['metric']} per (prior, seed): "
-        + ", ".join(f"{p[0]}{s}: {v:.3f}" for (p, s), v in values.items()),
-    )
+    pick = min if spec["criterion"]["op"] in (">", ">=") else max
+    worst, reason = over_seeds(values, pick)
+    listed = ", ".join(f"{p[0]}{s}: {_fmt(v)}" for (p, s), v in values.items())
+    details = f"base {spec['metric']} per (prior, seed): {listed}"
+    return check_spec(claim_id, spec, worst, f"{details}; {reason}" if reason else details)
 
 
 def _parameters(claim_id, spec, summary):

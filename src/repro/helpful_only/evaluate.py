@@ -1,9 +1,10 @@
-"""Summary over seeds: per recipe and prior, each metric's per-seed values, its mean with a
-bootstrap interval, and paired differences (recipe - base, mitigation - its AR reference,
+"""Summary over seeds: per recipe and prior, each metric's per-seed values, its mean with an
+interval, and paired differences (recipe - base, mitigation - its AR reference,
 decorrelated - correlated), plus the metric curves along training.
 
-Every interval is a percentile bootstrap over seeds (``repro.common.stats``); a mean's
-interval is that of its paired difference to 0.
+Every interval is a paired t interval over seeds below ``MIN_BOOTSTRAP_UNITS`` (20) seeds
+and a percentile bootstrap from there on (``repro.common.stats``; a bootstrap under-covers
+with few seeds), as the claims use; a mean's interval is that of its paired difference to 0.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from repro.common.claims import MIN_BOOTSTRAP_UNITS
 from repro.common.io import read_json, write_json
 from repro.common.stats import paired_difference
 
@@ -21,8 +23,12 @@ log = logging.getLogger(__name__)
 BASE = "base"
 
 
+def interval_method(n_seeds: int) -> str:
+    return "t" if n_seeds < MIN_BOOTSTRAP_UNITS else "bootstrap"
+
+
 def _interval(a: Mapping[int, float], b: Mapping[int, float], confidence: float) -> dict:
-    d = paired_difference(a, b, confidence=confidence, method="bootstrap")
+    d = paired_difference(a, b, confidence=confidence, method=interval_method(len(a)))
     return {"mean": d.mean, "low": d.low, "high": d.high}
 
 
@@ -96,7 +102,7 @@ def summarise(runs: list[dict], references: Mapping[str, str], confidence: float
         "recipes": recipes,
         "metrics": metrics,
         "confidence": confidence,
-        "interval": "bootstrap",
+        "interval": interval_method(len(seeds)),
         "parameters": sorted({r["parameters"] for r in runs}),
         "budgets": budgets,
         "per_seed": per_seed,

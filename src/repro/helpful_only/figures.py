@@ -33,7 +33,8 @@ def _errors(cells: list[dict]) -> np.ndarray:
 
 def _n(summary) -> str:
     pct = f"{100 * summary['confidence']:g}%"
-    return f"{len(summary['seeds'])} seeds, mean and {pct} bootstrap interval"
+    method = {"t": "paired t", "bootstrap": "bootstrap"}[summary.get("interval", "t")]
+    return f"{len(summary['seeds'])} seeds, mean and {pct} {method} interval"
 
 
 def bars(summary: dict, ax=None, prior="correlated"):
