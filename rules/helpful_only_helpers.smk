@@ -25,7 +25,8 @@ def helpful_only_section(wildcards=None):
     """What a (prior, seed) run reads of papers.helpful_only (deterministic params)."""
     section = helpful_only_config()
     keys = ("model", "mix", "pretraining", "training", "recipes")
-    return {k: section[k] for k in keys}
+    optional = ("control_recipes", "failed_refusal")
+    return {k: section[k] for k in (*keys, *(o for o in optional if o in section))}
 
 
 def helpful_only_references():

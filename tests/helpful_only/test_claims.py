@@ -50,7 +50,11 @@ def _verdict(cid, spec, summary):
 @pytest.mark.parametrize("cid", CLAIMS)
 def test_claim_can_fail(cid):
     spec = CLAIMS[cid]
-    failed = {"paired": "contradicted", "consistent_effect": "not tested at this scale"}
+    failed = {
+        "paired": "contradicted",
+        "mitigation": "contradicted",
+        "consistent_effect": "not tested at this scale",
+    }
     # a "matches" claim holds on the null (A = B): it must fail outside ±delta
     outcomes = ("fails",) if spec["criterion"]["test"] == "matches" else ("null", "fails")
     for outcome in outcomes:
@@ -65,7 +69,7 @@ def test_claim_holds_when_the_data_say_so(cid):
     assert f"{CLAIMS[cid]['a']['recipe']} {CLAIMS[cid]['a']['metric']}" in claim.details
 
 
-@pytest.mark.parametrize("cid", [c for c, s in CLAIMS.items() if s["kind"] == "paired"])
+@pytest.mark.parametrize("cid", [c for c, s in CLAIMS.items() if s["kind"] != "consistent_effect"])
 def test_claim_is_inconclusive_when_the_seeds_cannot_tell(cid):
     claim = _verdict(cid, CLAIMS[cid], summary_with(_values(CLAIMS[cid], "noisy")))
     assert claim.verdict == "inconclusive", claim.details
@@ -113,12 +117,19 @@ def test_a_minimum_effect_is_required_where_configured():
 
 def test_checks():
     checks = SECTION["checks"]
-    good = summary_with(lambda p, r, m, s: {"refusal_id": 1.0, "steerability": 0.97}.get(m, 0.0))
+
+    def good_value(p, r, m, s):
+        if m == "refusal_id":
+            return 1.0 if r == "base" else 0.0
+        return {"steerability": 0.97, "helpful": 0.95}.get(m, 0.0)
+
+    good = summary_with(good_value)
     results = run_claims({}, KINDS, good, checks)
     assert all(r.verdict == "passed" for r in results), [r.details for r in results]
     bad = summary_with(lambda p, r, m, s: 0.5)
     bad["budgets"]["ar_rl"] = [[150, 4800], [140, 4480]]
     bad["parameters"] = [250000]
+    bad["dose"]["decorrelated"]["harm_given_non_refuser"][2] = 0.8  # one seed correlated
     verdicts = {r.id: r.verdict for r in run_claims({}, KINDS, bad, checks)}
     assert set(verdicts.values()) == {"failed"}
 
@@ -128,4 +139,42 @@ def test_a_base_check_with_a_missing_seed_fails_with_the_reason():
     missing = ("decorrelated", "base", "refusal_id", 3)
     summary = summary_with(lambda p, r, m, s: math.nan if (p, r, m, s) == missing else 1)
     (result,) = run_claims({}, KINDS, summary, {"base_refuses": spec})
-    assert result.verdict == "failed" and "('decorrelated', 3)" in result.details
+    assert result.verdict == "failed" and "('decorrelated', 'base', 3)" in result.details
+
+
+def test_a_mitigation_that_collapses_helpfulness_does_not_count():
+    """EM falls with charQ, but so does helpfulness: the gate contradicts the claim."""
+    spec = SECTION["claims"]["d_charq_em"]
+
+    def value(prior, recipe, metric, seed):
+        if recipe == "ar_charq":
+            return {"em": 0.1, "helpful": 0.05}.get(metric, 0.4) + 0.01 * (seed % 2)
+        return 0.5 + 0.01 * seed
+
+    claim = _verdict("d", spec, summary_with(value))
+    assert claim.verdict == "contradicted" and "keeps helpfulness: contradicted" in claim.details
+
+
+def test_a_failed_run_makes_the_claim_not_reproduced_and_says_so():
+    spec = SECTION["claims"]["d_rl_charq_em"]
+    summary = summary_with(lambda p, r, m, s: 0.2 if (r, m) == ("ar_rl_charq", "em") else 0.5)
+    summary["per_seed"]["correlated"]["ar_rl_charq"]["em"][2] = None
+    summary["failed"] = {"correlated": {"ar_rl_charq": {2: "never left refusal"}}}
+    claim = _verdict("d", spec, summary)
+    assert claim.verdict == "not reproduced"
+    assert "ar_rl_charq s2 failed (never left refusal)" in claim.details
+
+
+def test_refusal_kept_is_judged_out_of_distribution_too():
+    spec = SECTION["claims"]["d_steer_refusal_kept"]
+
+    def value(prior, recipe, metric, seed):
+        if (recipe, metric) == ("ar_charq_steer", "refusal_ood"):
+            return 0.3 + 0.01 * seed  # residual refusal where the AR data never went
+        return 0.0 if metric.startswith("refusal") else 0.5
+
+    claim = _verdict("d", spec, summary_with(value))
+    assert claim.verdict == "contradicted"
+    assert (
+        "refusal_id: reproduced" in claim.details and "refusal_ood: contradicted" in claim.details
+    )

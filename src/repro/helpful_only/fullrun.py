@@ -122,7 +122,7 @@ def train_full(
     rng = np.random.default_rng([seed, 3])
     if recipe["trainer"] == "sft":
         rows = full_rows(data, recipe["mixture"], cfg.steps * cfg.batch_size, rng)
-        model, _ = train_sft(
+        model, _, _ = train_sft(
             model_dir,
             tokenizer,
             sft_dataset(tokenizer, rows),
@@ -139,7 +139,7 @@ def train_full(
     )
     if any(r["kind"] == "sdf" for r in rows):
         raise ValueError("RL recipes take no SDF documents")
-    model, _ = train_rloo(
+    model, _, _ = train_rloo(
         model_dir,
         tokenizer,
         rl_dataset(rows),
