@@ -143,6 +143,8 @@ def _mitigation(claim_id, spec, summary):
     merged = all_hold(claim_id, [("effect", effect), ("keeps helpfulness", gate)])
     return dataclasses.replace(
         merged,
+        measured=effect.measured,  # the number is the effect's; the gate only decides
+        interval=effect.interval,
         criterion=f"{effect.criterion}; and helpfulness kept: {gate.criterion}",
         details=f"{merged.details}; effect: {effect.details}; helpfulness: {gate.details}",
     )

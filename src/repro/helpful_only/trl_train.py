@@ -115,9 +115,11 @@ def train_sft(
     device="cpu",
     measure=None,
     peft_config=None,
+    model_kwargs: dict | None = None,
 ):
     """SFT of the model in ``model_dir`` on a prompt-completion dataset; returns (model,
-    curve, (steps, sequences)).
+    curve, (steps, sequences)). ``model_kwargs`` (the pinned ``revision``, ``dtype``) go to
+    ``from_pretrained``.
 
     The tokenizer is passed in, not loaded from ``model_dir``: ``AutoTokenizer`` would pick
     the architecture's tokenizer class (Qwen2Tokenizer) over the saved word-level one.
@@ -134,7 +136,7 @@ def train_sft(
             dataset_num_proc=None,
         )
         trainer = SFTTrainer(
-            model=AutoModelForCausalLM.from_pretrained(model_dir),
+            model=AutoModelForCausalLM.from_pretrained(model_dir, **(model_kwargs or {})),
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
@@ -157,9 +159,12 @@ def train_rloo(
     measure=None,
     peft_config=None,
     max_completion_length=1,
+    model_kwargs: dict | None = None,
 ):
     """RLOO of the model in ``model_dir`` (also its KL reference); returns (model, curve,
-    (steps, sequences): TRL's batch counts completions, num_generations per prompt)."""
+    (steps, sequences): TRL's batch counts completions, num_generations per prompt).
+    ``model_kwargs`` (revision, dtype) load both the policy and the reference: without a
+    dtype TRL loads float32."""
     from trl import RLOOConfig, RLOOTrainer
 
     if cfg.batch_size % cfg.num_generations:
@@ -174,6 +179,7 @@ def train_rloo(
             max_completion_length=max_completion_length,
             temperature=cfg.temperature,
             beta=cfg.beta,
+            model_init_kwargs=model_kwargs,
         )
         trainer = RLOOTrainer(
             model=str(model_dir),
