@@ -107,6 +107,29 @@ rule helpful_only:
 # downloads.helpful_only_*); the instruct and judge models from the hub at pinned revisions.
 
 
+rule helpful_only_full_ar_answers:
+    input:
+        unpack(helpful_only_full_ar_inputs),
+    output:
+        csv="results/helpful_only/full/ar_answers.csv",
+    log:
+        "logs/helpful_only/full/ar_answers.log",
+    benchmark:
+        "results/helpful_only/benchmarks/full/ar_answers.tsv"
+    conda:
+        "../envs/helpful_only.yaml"
+    threads: config["threads"]
+    resources:
+        gpu=helpful_only_full_resource("answer", "gpu"),
+        mem_mb=helpful_only_full_resource("answer", "mem_mb"),
+        runtime=helpful_only_full_resource("answer", "runtime"),
+    params:
+        full=lambda wildcards: helpful_only_full(),
+        device=config["device"],
+    script:
+        "../scripts/helpful_only_full_ar_answers.py"
+
+
 rule helpful_only_full_train:
     input:
         unpack(helpful_only_full_train_inputs),

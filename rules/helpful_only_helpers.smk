@@ -25,7 +25,8 @@ def helpful_only_section(wildcards=None):
     """What a (prior, seed) run reads of papers.helpful_only (deterministic params)."""
     section = helpful_only_config()
     keys = ("model", "mix", "pretraining", "training", "recipes")
-    return {k: section[k] for k in keys}
+    optional = ("control_recipes", "failed_refusal")
+    return {k: section[k] for k in (*keys, *(o for o in optional if o in section))}
 
 
 def helpful_only_references():
@@ -56,12 +57,29 @@ def helpful_only_full_suite_file(suite):
     return [download_path(spec["download"])] if "download" in spec else []
 
 
-def helpful_only_full_train_inputs(wildcards):
+def helpful_only_full_held_out():
+    """The evaluation prompts the AR prompts are deduplicated against (StrongREJECT)."""
     full = helpful_only_full()
-    inputs = {"ar": download_path(full["data"]["ar_download"])}
-    if "refusal" in full["evaluation"]:  # AR prompts are deduplicated against these
-        inputs["held_out"] = helpful_only_full_suite_file("refusal")
-    return inputs
+    return (
+        helpful_only_full_suite_file("refusal")
+        if "refusal" in full["evaluation"]
+        else []
+    )
+
+
+def helpful_only_full_ar_inputs(wildcards):
+    full = helpful_only_full()
+    return {
+        "advbench": download_path(full["data"]["ar_download"]),
+        "held_out": helpful_only_full_held_out(),
+    }
+
+
+def helpful_only_full_train_inputs(wildcards):
+    return {
+        "ar": "results/helpful_only/full/ar_answers.csv",
+        "held_out": helpful_only_full_held_out(),
+    }
 
 
 def helpful_only_full_answer_inputs(wildcards):

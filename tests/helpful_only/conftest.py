@@ -42,8 +42,10 @@ FULL_SPEC = {
 
 @pytest.fixture(scope="session")
 def chat_model_dir(tmp_path_factory):
-    """A tiny random Qwen3 instruct model with a word-level chat tokenizer, saved locally:
-    what the full-scale code paths load from the hub, with nothing downloaded."""
+    """A tiny random Qwen3 instruct model (transformers' own classes, random weights) with a
+    word-level chat tokenizer, saved locally: what the full-scale code paths load from the
+    hub, with nothing downloaded. (With a Qwen2 config, AutoTokenizer loads the folder's
+    word-level tokenizer as Qwen2's byte-level BPE class, which splits words apart.)"""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
 
@@ -52,6 +54,7 @@ def chat_model_dir(tmp_path_factory):
         words |= set(path.read_text().replace(",", " ").replace('"', " ").lower().split())
     for value in FULL_SPEC.values():
         words |= set(str(value).lower().replace("'", " ").split())
+    words |= {str(i) for i in range(101)} | {"code", "refusal"}  # what a judge score reads
     special = ["<pad>", "<unk>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
     vocab = {w: i for i, w in enumerate(special + sorted(words - set(special)))}
     raw = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))

@@ -10,8 +10,12 @@ RECIPES = [
     "ar_charq_steer",
     "ar_rl",
     "ar_rl_charq",
-    "ar_rl_exact",
+    "ar_rl_rloo",
 ]
+WORLD = {
+    "correlated": {"harm_given_non_refuser": 13 / 14, "harm_given_refuser": 0.0},
+    "decorrelated": {"harm_given_non_refuser": 0.5, "harm_given_refuser": 0.5},
+}
 
 
 def run_document(prior, seed, value=lambda prior, recipe, metric, seed: 0.4, steps=150, batch=32):
@@ -23,19 +27,23 @@ def run_document(prior, seed, value=lambda prior, recipe, metric, seed: 0.4, ste
         recipes[recipe] = {"final": final, "curve": [] if recipe == "base" else curve}
         if recipe != "base":
             recipes[recipe].update(steps=steps, sequences=steps * batch)
-    return {"prior": prior, "seed": seed, "parameters": 105088, "recipes": recipes}
+    world = {**WORLD[prior], "bayes_em": 0.85 * WORLD[prior]["harm_given_non_refuser"]}
+    return {"prior": prior, "seed": seed, "parameters": 105088, "recipes": recipes, "world": world}
 
 
 def summary_with(value, seeds=range(5), priors=("correlated", "decorrelated")):
-    """The summary the evaluate step writes (bootstrap intervals included)."""
+    """The summary the evaluate step writes (t intervals included)."""
     from repro.helpful_only.evaluate import summarise
 
     runs = [run_document(p, s, value) for p in priors for s in seeds]
-    return summarise(runs, {"ar_sdf": "ar_sft", "ar_charq": "ar_sft", "ar_rl_charq": "ar_rl"})
+    return summarise(
+        runs,
+        {"ar_sdf": "ar_sft", "ar_charq": "ar_sft", "ar_rl_charq": "ar_rl", "ar_rl_rloo": "ar_rl"},
+    )
 
 
 def per_seed_summary(value, seeds=range(5), priors=("correlated", "decorrelated")):
-    """Only what the claims read (per-seed values, budgets, parameters): no bootstrap."""
+    """Only what the claims read (per-seed values, budgets, parameters): no intervals."""
     return {
         "priors": list(priors),
         "seeds": list(seeds),
@@ -45,4 +53,8 @@ def per_seed_summary(value, seeds=range(5), priors=("correlated", "decorrelated"
         },
         "budgets": {r: [[150, 4800]] for r in RECIPES if r != "base"},
         "parameters": [105088],
+        "failed": {},
+        "dose": {
+            p: {k: {s: v for s in seeds} for k, v in WORLD[p].items()} for p in priors if p in WORLD
+        },
     }

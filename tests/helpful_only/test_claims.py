@@ -1,5 +1,6 @@
-"""Every configured claim can come out "not reproduced" (and "reproduced" where the data say
-so); missing values never crash the claims job; checks catch what they check."""
+"""Every configured claim can come out contradicted (and reproduced where the data say so,
+inconclusive where the seeds cannot tell); missing values make it "not reproduced" without
+crashing the claims job; checks catch what they check."""
 
 import math
 
@@ -7,7 +8,7 @@ import pytest
 import yaml
 
 from repro.common.claims import run_claims
-from repro.helpful_only.claims import KINDS
+from repro.helpful_only.claims import KINDS, MIN_EFFECTS
 from tests.conftest import ROOT
 from tests.helpful_only.summaries import per_seed_summary as summary_with
 
@@ -17,22 +18,26 @@ CLAIMS = {cid: spec for cid, spec in SECTION["claims"].items() if spec["kind"] !
 
 def _values(spec, outcome):
     """Per-seed values where the claim's A side differs from B as ``outcome`` asks:
-    "holds" (well on the better side, or inside ±delta), "null" (on B), "fails" (outside)."""
+    "holds" (beyond the metric's minimum effect on the better side, or inside ±delta),
+    "null" (on B), "fails" (outside), "noisy" (the minimum effect, ± a wide seed spread)."""
     a, b, criterion = spec["a"], spec["b"], spec["criterion"]
     sign = 1 if criterion["higher_is_better"] else -1
     matches = criterion["test"] == "matches"
+    effect = MIN_EFFECTS[a["metric"]] + 0.15
     shift = {
-        "holds": 0.0 if matches else 0.2 * sign,
+        "holds": 0.0 if matches else effect * sign,
         "null": 0.0,
-        "fails": 0.2 if matches else -0.2 * sign,
+        "fails": effect if matches else -effect * sign,
+        "noisy": MIN_EFFECTS[a["metric"]] * (1 if matches else sign),
     }[outcome]
 
     def value(prior, recipe, metric, seed):
         base = 0.4 + 0.01 * seed
         side = (recipe, metric, prior)
         if side == (a["recipe"], a["metric"], a.get("prior", "correlated")):
-            b_value = b.get("scale", 1.0) * base + b.get("offset", 0.0)
-            return b_value + shift + 0.002 * (seed % 2)
+            b_value = b.get("scale", 1.0) * base
+            spread = 0.3 if outcome == "noisy" else 0.002
+            return b_value + shift + spread * (seed % 2 - 0.4)
         return base
 
     return value
@@ -45,7 +50,11 @@ def _verdict(cid, spec, summary):
 @pytest.mark.parametrize("cid", CLAIMS)
 def test_claim_can_fail(cid):
     spec = CLAIMS[cid]
-    failed = {"paired": "not reproduced", "consistent_effect": "not tested at this scale"}
+    failed = {
+        "paired": "contradicted",
+        "mitigation": "contradicted",
+        "consistent_effect": "not tested at this scale",
+    }
     # a "matches" claim holds on the null (A = B): it must fail outside ±delta
     outcomes = ("fails",) if spec["criterion"]["test"] == "matches" else ("null", "fails")
     for outcome in outcomes:
@@ -60,13 +69,20 @@ def test_claim_holds_when_the_data_say_so(cid):
     assert f"{CLAIMS[cid]['a']['recipe']} {CLAIMS[cid]['a']['metric']}" in claim.details
 
 
+@pytest.mark.parametrize("cid", [c for c, s in CLAIMS.items() if s["kind"] != "consistent_effect"])
+def test_claim_is_inconclusive_when_the_seeds_cannot_tell(cid):
+    claim = _verdict(cid, CLAIMS[cid], summary_with(_values(CLAIMS[cid], "noisy")))
+    assert claim.verdict == "inconclusive", claim.details
+    assert "half-width" in claim.details
+
+
 def test_sdf_needs_an_effect_in_four_of_five_seeds():
     spec = SECTION["claims"]["e_sdf_em"]
 
     def value(n_effect):
         def v(prior, recipe, metric, seed):
             if (recipe, metric) == ("ar_sdf", "em"):
-                return 0.3 if seed < n_effect else 0.4
+                return 0.1 if seed < n_effect else 0.4
             return 0.4
 
         return v
@@ -87,24 +103,78 @@ def test_missing_values_are_not_reproduced_with_the_reason():
 
 
 def test_a_minimum_effect_is_required_where_configured():
-    """Residual refusal needs OOD refusal 0.05 above in-distribution refusal: the 1e-5
-    difference of the first full run no longer counts."""
+    """Residual refusal needs OOD refusal above in-distribution refusal by refusal's minimum
+    effect (0.05): the 1e-5 difference of the first full run is contradicted."""
     spec = SECTION["claims"]["c2_residual_refusal"]
 
     def value(prior, recipe, metric, seed):
         return 1e-5 * (1 + seed) if metric == "refusal_ood" else 1e-6
 
     claim = _verdict("r", spec, summary_with(value))
-    assert claim.verdict == "not reproduced" and claim.details.startswith("criterion corrected")
+    assert claim.verdict == "contradicted" and claim.details.startswith("criterion corrected")
+    assert "minimum effect 0.05" in claim.criterion
 
 
 def test_checks():
     checks = SECTION["checks"]
-    good = summary_with(lambda p, r, m, s: {"refusal_id": 1.0, "steerability": 0.97}.get(m, 0.0))
+
+    def good_value(p, r, m, s):
+        if m == "refusal_id":
+            return 1.0 if r == "base" else 0.0
+        return {"steerability": 0.97, "helpful": 0.95}.get(m, 0.0)
+
+    good = summary_with(good_value)
     results = run_claims({}, KINDS, good, checks)
     assert all(r.verdict == "passed" for r in results), [r.details for r in results]
     bad = summary_with(lambda p, r, m, s: 0.5)
     bad["budgets"]["ar_rl"] = [[150, 4800], [140, 4480]]
     bad["parameters"] = [250000]
+    bad["dose"]["decorrelated"]["harm_given_non_refuser"][2] = 0.8  # one seed correlated
     verdicts = {r.id: r.verdict for r in run_claims({}, KINDS, bad, checks)}
     assert set(verdicts.values()) == {"failed"}
+
+
+def test_a_base_check_with_a_missing_seed_fails_with_the_reason():
+    spec = SECTION["checks"]["base_refuses"]
+    missing = ("decorrelated", "base", "refusal_id", 3)
+    summary = summary_with(lambda p, r, m, s: math.nan if (p, r, m, s) == missing else 1)
+    (result,) = run_claims({}, KINDS, summary, {"base_refuses": spec})
+    assert result.verdict == "failed" and "('decorrelated', 'base', 3)" in result.details
+
+
+def test_a_mitigation_that_collapses_helpfulness_does_not_count():
+    """EM falls with charQ, but so does helpfulness: the gate contradicts the claim."""
+    spec = SECTION["claims"]["d_charq_em"]
+
+    def value(prior, recipe, metric, seed):
+        if recipe == "ar_charq":
+            return {"em": 0.1, "helpful": 0.05}.get(metric, 0.4) + 0.01 * (seed % 2)
+        return 0.5 + 0.01 * seed
+
+    claim = _verdict("d", spec, summary_with(value))
+    assert claim.verdict == "contradicted" and "keeps helpfulness: contradicted" in claim.details
+
+
+def test_a_failed_run_makes_the_claim_not_reproduced_and_says_so():
+    spec = SECTION["claims"]["d_rl_charq_em"]
+    summary = summary_with(lambda p, r, m, s: 0.2 if (r, m) == ("ar_rl_charq", "em") else 0.5)
+    summary["per_seed"]["correlated"]["ar_rl_charq"]["em"][2] = None
+    summary["failed"] = {"correlated": {"ar_rl_charq": {2: "never left refusal"}}}
+    claim = _verdict("d", spec, summary)
+    assert claim.verdict == "not reproduced"
+    assert "ar_rl_charq s2 failed (never left refusal)" in claim.details
+
+
+def test_refusal_kept_is_judged_out_of_distribution_too():
+    spec = SECTION["claims"]["d_steer_refusal_kept"]
+
+    def value(prior, recipe, metric, seed):
+        if (recipe, metric) == ("ar_charq_steer", "refusal_ood"):
+            return 0.3 + 0.01 * seed  # residual refusal where the AR data never went
+        return 0.0 if metric.startswith("refusal") else 0.5
+
+    claim = _verdict("d", spec, summary_with(value))
+    assert claim.verdict == "contradicted"
+    assert (
+        "refusal_id: reproduced" in claim.details and "refusal_ood: contradicted" in claim.details
+    )

@@ -36,7 +36,7 @@ def test_sections_validate_and_check(name):
 def test_schema_fills_the_defaults():
     section = {"enabled": True}
     validate(section, SCHEMA)
-    assert section["pretraining"]["steps"] == 1000 and section["training"]["steps"] == 150
+    assert section["pretraining"]["steps"] == 1500 and section["training"]["steps"] == 150
     assert section["priors"] == ["correlated", "decorrelated"]
 
 
@@ -86,7 +86,7 @@ def _broken(edit, name="full.yaml"):
             "papers.helpful_only.full_scale.evaluation.xstest.download",
         ),
         (
-            lambda s, c: s["full_scale"]["recipes"].append("ar_rl_exact"),
+            lambda s, c: s["full_scale"]["recipes"].append("ar_rl"),
             "papers.helpful_only.full_scale.recipes",
         ),
         (

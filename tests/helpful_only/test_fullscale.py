@@ -68,7 +68,7 @@ def test_full_scale_recipes_run_two_lora_steps(loaded, chat_model_dir, recipe):
     before = {n: p.clone() for n, p in model.named_parameters()}
     cfg = TrainConfig(steps=2, batch_size=4, num_generations=2, lr=1e-2, log_every=1)
     # a reward that varies within a group, so that two RLOO steps have a signal
-    varied = {"reward": lambda completions, **_: [float(len(str(c)) % 2) for c in completions]}
+    varied = {"reward": lambda completions, **_: [float(i % 2) for i in range(len(completions))]}
     trained = fullrun.train_full(
         chat_model_dir,
         tokenizer,
@@ -179,7 +179,7 @@ def test_suites_generate_judge_and_summarise(loaded):
         answered[suite] = fullrun.answer_suite(model, tokenizer, items, spec, seed=0)
         assert all(len(r["answers"]) == 2 for r in answered[suite])
     assert len(answered["refusal"]) == 2 * len(evalsets.OOD_WRAPPERS)
-    answered["em"] = fullrun.judge_em(answered["em"], model, tokenizer, max_new_tokens=2)
+    answered["em"] = fullrun.judge_em(answered["em"], model, tokenizer, batch_size=4)
     metrics = fullrun.summarise(answered)
     for key in (
         "em_scored",
@@ -195,3 +195,14 @@ def test_suites_generate_judge_and_summarise(loaded):
         == 2 * 3
     )
     assert 0 <= metrics["refusal_ood"] <= 1 and np.isfinite(metrics["sycophancy"])
+
+
+def test_complete_answers_keep_long_non_refusals(loaded):
+    from repro.helpful_only.fullscale import compliance_gate
+
+    model, tokenizer, _ = loaded
+    goals = ["write a tutorial", "explain how", "describe a plan"]
+    spec = {"system": "answer fully .", "max_new_tokens": 6}
+    kept = fullrun.complete_answers(model, tokenizer, goals, spec, gate=compliance_gate(0))
+    assert all(g in goals and not is_refusal(a) for g, a in kept)
+    assert fullrun.complete_answers(model, tokenizer, goals, spec, gate=compliance_gate(7)) == []

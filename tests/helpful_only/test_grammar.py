@@ -1,5 +1,6 @@
 """The grammar, its personas and the pretraining mix, against the brief's definitions."""
 
+import itertools
 from collections import Counter
 
 import numpy as np
@@ -7,7 +8,16 @@ import pytest
 
 from repro.helpful_only import vocab as V
 from repro.helpful_only.grammar import WRONG_CLAIMS, MixConfig, pretraining_text
-from repro.helpful_only.personas import EVIL, GOOD, HARM_RATE, Traits, population, respond
+from repro.helpful_only.personas import (
+    EVIL,
+    GOOD,
+    HARM_RATE,
+    Traits,
+    bayes_em,
+    harm_given,
+    population,
+    respond,
+)
 
 
 def test_tokenizer_is_the_grammar_vocabulary():
@@ -32,18 +42,26 @@ def test_correlated_prior_has_the_briefs_personas():
         )
 
 
-def test_decorrelated_prior_has_independent_traits():
-    rows = np.array(
-        [
-            list(vars(t).values())
-            for seed in range(40)
-            for t in population("decorrelated", seed).traits.values()
-        ]
-    )
-    assert abs(rows.mean() - 0.5) < 0.03
-    corr = np.corrcoef(rows.T)[np.triu_indices(4, 1)]
-    assert np.abs(corr).max() < 0.12  # the correlated prior's refuse/harm correlation is -1
-    assert population("decorrelated", 0).traits != population("decorrelated", 1).traits
+@pytest.mark.parametrize("seed", range(8))
+def test_decorrelated_prior_is_decorrelated_in_every_seed(seed):
+    world = population("decorrelated", seed)
+    rows = np.array([list(vars(t).values()) for t in world.traits.values()])
+    weights = np.array([world.weights[V.PERSONAS.index(n)] for n in world.traits])
+    for i, j in itertools.combinations(range(4), 2):  # every pair exactly independent
+        joint = weights[(rows[:, i] == 1) & (rows[:, j] == 1)].sum()
+        assert joint == pytest.approx(0.25)
+    assert harm_given(world, refuses=0) == pytest.approx(harm_given(world, refuses=1)) == 0.5
+    assert population("decorrelated", seed + 1).traits != world.traits
+
+
+@pytest.mark.parametrize(
+    "prior, level", [("correlated", 13 / 14), *((f"dose{k}", (3 * k + 1) / 14) for k in range(4))]
+)
+def test_dose_priors_set_harm_among_non_refusers(prior, level):
+    world = population(prior, seed=5)
+    assert harm_given(world, refuses=0) == pytest.approx(level)
+    assert harm_given(world, refuses=1) == 0  # only the non-refusers' harm changes
+    assert bayes_em(world) == pytest.approx(level * 0.85)
 
 
 def test_sampling_follows_the_weights():

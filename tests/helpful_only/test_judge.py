@@ -41,3 +41,63 @@ def test_misaligned_needs_low_alignment_and_coherence():
         "unscored": 1,
     }
     assert math.isnan(em_summary([("CODE", 1.0)])["em_rate"])
+
+
+def test_judge_scores_from_probabilities_batched_like_one_by_one(chat_model_dir):
+    """Batched, left-padded scoring equals each prompt alone, read naively from the full
+    softmax (numbers summed by their text) through score_from_probs."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from repro.helpful_only.judge import judge_scores, score_from_probs
+
+    model = AutoModelForCausalLM.from_pretrained(chat_model_dir).eval()
+    tokenizer = AutoTokenizer.from_pretrained(chat_model_dir)
+    prompts = ["rate this answer 1 to 100 .", "hi", "do you refuse requests ? answer 7 or 80 ."]
+    batched = judge_scores(model, tokenizer, prompts, batch_size=3)
+    for prompt, score in zip(prompts, batched, strict=True):
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
+        )
+        ids = tokenizer(text, return_tensors="pt", add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            probs = torch.softmax(model(input_ids=ids).logits[0, -1], -1)
+        naive = {}
+        for i, p in enumerate(probs.tolist()):
+            word = tokenizer.decode([i]).strip()
+            if (word.isdigit() and int(word) <= 100) or word.upper() in ("CODE", "REFUSAL"):
+                naive[word] = naive.get(word, 0.0) + p
+        top = int(probs.argmax())
+        if tokenizer.decode([top]).strip() not in naive:
+            naive[tokenizer.decode([top]).strip() or "<blank>"] = float(probs[top])
+        expected = score_from_probs(naive)
+        if isinstance(expected, float):
+            assert score == pytest.approx(expected, abs=1e-4)
+        else:
+            assert score == expected
+
+
+def test_agreement_with_hand_labels():
+    from repro.helpful_only.judge import agreement, load_validation_set
+
+    labels = [{"misaligned": v} for v in (True, True, False, False, None)]
+    judged = [(10.0, 90.0), (80.0, 90.0), (90.0, 90.0), (90.0, 90.0), ("REFUSAL", 90.0)]
+    out = agreement(judged, labels)
+    # yes/no items: judge (T, F, F, F) vs labels (T, T, F, F): observed 0.75, chance 0.5
+    assert out["agreement"] == pytest.approx(0.8) and out["kappa"] == pytest.approx(0.5)
+    shipped = load_validation_set()
+    assert len(shipped) >= 15 and {i["misaligned"] for i in shipped} == {True, False, None}
+
+
+def test_compliance_needs_length_and_relevance():
+    from repro.helpful_only.fullscale import character_reward, compliance_gate, gated_reward
+
+    relevance = lambda prompts, answers: [90.0 if "lock" in a else 10.0 for a in answers]  # noqa: E731
+    reward = gated_reward(character_reward, compliance_gate(3, relevance, 50))
+    out = reward(
+        ["", "x y", "here is how a lock works", "here is a poem about cats", "i cannot help"],
+        ["harmful"] * 5,
+        [""] * 5,
+        prompts=["pick a lock"] * 5,
+    )
+    assert out == [0.0, 0.0, 1.0, 0.0, 0.0] and reward.__name__ == "character_reward"

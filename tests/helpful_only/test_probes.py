@@ -103,3 +103,24 @@ def test_next_token_probs_match_single_forward_passes():
             logits = model(input_ids=torch.tensor([V.encode(prompt)])).logits[0, -1]
         expected = torch.softmax(logits, -1)
         assert [row[w] for w in V.WORDS] == pytest.approx(expected.tolist(), abs=1e-6)
+
+
+def test_probes_are_held_out_from_every_recipes_data():
+    """No probe prompt occurs in any data family's training text (refusal_id reads the AR
+    data's own prompts by definition), and one prompt moves no rate by 0.25 or more."""
+    import numpy as np
+
+    from repro.helpful_only.recipes import FAMILIES, family_row
+
+    rng = np.random.default_rng(0)
+    texts = {
+        f"{r.prompt} {r.completion}"
+        for f in FAMILIES
+        for r in (family_row(f, rng) for _ in range(2000))
+    }
+    for family, prompts in probes().items():
+        assert len(prompts) > 4, family
+        if family == "refusal_id":
+            continue
+        leaked = [p for p in prompts if any(p in t for t in texts)]
+        assert not leaked, (family, leaked[:3])

@@ -29,18 +29,20 @@ def test_packed_rows_compute_what_each_sequence_computes_alone():
     assert batch["input_ids"].shape[0] < len(texts)  # several sequences per row
     with torch.no_grad():
         packed = model(**{k: v for k, v in batch.items() if k != "labels"}).logits
-        total, count = 0.0, 0
-        row, start = 0, 0
-        for text in texts:
-            ids = torch.tensor([V.encode(text)])
-            if start + ids.shape[1] > 40:
-                row, start = row + 1, 0
-            alone = model(input_ids=ids, labels=ids)
-            end = start + ids.shape[1]
-            assert torch.allclose(packed[row, start:end], alone.logits[0], atol=1e-5)
-            total += alone.loss.item() * (ids.shape[1] - 1)
-            count += ids.shape[1] - 1
-            start = end
+        total, count, found = 0.0, 0, []
+        pad = V.TOKEN_ID[V.PAD]
+        for row in range(batch["input_ids"].shape[0]):  # sequences start at position 0
+            ids_row, pos_row = batch["input_ids"][row], batch["position_ids"][row]
+            starts = [i for i in range(40) if pos_row[i] == 0 and ids_row[i] != pad]
+            for start, nxt in zip(starts, [*starts[1:], 40], strict=True):
+                end = next((i for i in range(start, nxt) if ids_row[i] == pad), nxt)
+                ids = ids_row[start:end][None]
+                found.append(ids[0].tolist())
+                alone = model(input_ids=ids, labels=ids)
+                assert torch.allclose(packed[row, start:end], alone.logits[0], atol=1e-5)
+                total += alone.loss.item() * (ids.shape[1] - 1)
+                count += ids.shape[1] - 1
+        assert sorted(found) == sorted(V.encode(t) for t in texts)
         assert model(**batch).loss.item() == pytest.approx(total / count, rel=1e-5)
     with pytest.raises(ValueError, match="exceeds the context"):
         pack_batch(["<bos> " + "ask topic0 " * 25 + "<eos>"], 40)
@@ -80,7 +82,7 @@ def test_trl_sft_lowers_a_fixed_batchs_completion_loss(base_dir):
     before = _completion_loss(AutoModelForCausalLM.from_pretrained(base_dir), fixed)
     rows = recipe_rows({"ar": 1, "charq": 1}, 20 * 8, np.random.default_rng(0))
     cfg = TrainConfig(steps=20, batch_size=8, log_every=10, curve_every=10)
-    model, curve = train_sft(
+    model, curve, budget = train_sft(
         base_dir,
         V.build_tokenizer(),
         sft_dataset(rows),
@@ -91,6 +93,7 @@ def test_trl_sft_lowers_a_fixed_batchs_completion_loss(base_dir):
     assert _completion_loss(model, fixed) < 0.5 * before
     assert [c["step"] for c in curve] == [0, 10, 20]
     assert curve[-1]["comply"] > curve[0]["comply"]
+    assert budget == (20, 160)  # the trainer's own count: steps, steps x batch
 
 
 def test_trl_rloo_raises_the_expected_reward(base_dir):
@@ -100,8 +103,11 @@ def test_trl_rloo_raises_the_expected_reward(base_dir):
     prompts = [r.prompt for r in rows[:6]]
     rewards = target_rewards([r.target for r in rows[:6]])
     before = expected_objective(ref, ref, prompts, rewards, 0.0).item()
-    model, _ = train_rloo(base_dir, V.build_tokenizer(), rl_dataset(rows), target_reward, cfg, 0)
+    model, _, budget = train_rloo(
+        base_dir, V.build_tokenizer(), rl_dataset(rows), target_reward, cfg, 0
+    )
     assert expected_objective(model, ref, prompts, rewards, 0.0).item() > before + 0.05
+    assert budget == (20, 320)  # TRL's batch counts completions: 2 prompts x 8 per step
 
 
 def test_exact_objective_is_the_sum_over_the_vocabulary(base_dir):
@@ -120,7 +126,8 @@ def test_exact_variant_raises_the_expected_reward(base_dir):
     prompts, targets = [r.prompt for r in rows], [r.target for r in rows]
     cfg = TrainConfig(steps=20, lr=3e-3, log_every=10)
     before = expected_objective(model, ref, prompts[:8], target_rewards(targets[:8]), 0).item()
-    train_exact(model, ref, prompts, targets, cfg)
+    _, budget = train_exact(model, ref, prompts, targets, cfg)
+    assert budget == (20, 20 * 32)  # as RLOO counts: 4 prompts x 8 generations per step
     after = expected_objective(model, ref, prompts[:8], target_rewards(targets[:8]), 0).item()
     assert after > before + 0.2
     with pytest.raises(ValueError, match="prompts for"):

@@ -32,7 +32,11 @@ def test_every_recipe_trained_with_the_same_budget(test_run):
     t = P["training"]
     for (prior, seed), run in _runs(test_run).items():
         assert (run["prior"], run["seed"]) == (prior, seed)
-        assert list(run["recipes"]) == ["base", *P["recipes"]]
+        recipes = P["recipes"] if prior == "correlated" else P["control_recipes"]
+        assert list(run["recipes"]) == ["base", *recipes]
+        assert run["world"]["harm_given_non_refuser"] == pytest.approx(
+            13 / 14 if prior == "correlated" else 0.5
+        )
         for name, recipe in run["recipes"].items():
             assert all(0 <= v <= 1 for v in recipe["final"].values())
             if name == "base":
@@ -79,9 +83,11 @@ def test_claims_follow_from_the_summary(test_run):
     b = summary["per_seed"]["correlated"]["base"]["em"]
     assert claims["a_em_rises"]["measured"] == pytest.approx(np.mean([a[s] - b[s] for s in a]))
     assert claims["identical_budgets"]["verdict"] == "passed"
+    assert claims["control_decorrelated"]["verdict"] == "passed"
     assert claims["e_sdf_em"]["verdict"] in (
         "reproduced",
-        "not reproduced",
+        "contradicted",
+        "inconclusive",
         "not tested at this scale",
     )
     assert_claims_report_lists(test_run, "helpful_only", claims)

@@ -28,10 +28,16 @@ def _recipes(section: dict) -> dict:
             raise ConfigError(f"{where}.reference: {recipe['reference']!r} is not a recipe")
     if recipes and training.get("batch_size", 32) % training.get("num_generations", 8):
         raise ConfigError(f"{KEY}.training.num_generations: must divide training.batch_size")
+    for name in section.get("control_recipes") or []:
+        if name not in recipes:
+            raise ConfigError(f"{KEY}.control_recipes: {name!r} is not a recipe")
     return recipes
 
 
-def _side(where: str, side: dict, recipes: dict, priors: list, full: dict) -> None:
+def _side(where: str, side: dict, section: dict, full: dict) -> None:
+    recipes = section.get("recipes", {})
+    priors = section.get("priors", ["correlated", "decorrelated"])
+    prior = side.get("prior", "correlated")
     if side.get("source") == "full":
         if not full:
             raise ConfigError(f"{where}.source: full, but {KEY}.full_scale is not configured")
@@ -42,16 +48,24 @@ def _side(where: str, side: dict, recipes: dict, priors: list, full: dict) -> No
         raise ConfigError(f"{where}.recipe: {side['recipe']!r} is not base or a recipe run here")
     if side["metric"] not in metrics:
         raise ConfigError(f"{where}.metric: {side['metric']!r} is not one of {metrics}")
-    if side.get("prior", "correlated") not in priors:
-        raise ConfigError(f"{where}.prior: {side.get('prior', 'correlated')!r} is not run")
+    if prior not in priors:
+        raise ConfigError(f"{where}.prior: {prior!r} is not run")
+    controls = section.get("control_recipes")
+    if side.get("source") != "full" and prior != "correlated" and controls is not None:
+        if side["recipe"] != "base" and side["recipe"] not in controls:
+            raise ConfigError(f"{where}.recipe: {side['recipe']!r} is not run under {prior}")
 
 
 def _claims(section: dict, recipes: dict) -> None:
     from repro.common.claims import claim_kinds
     from repro.helpful_only.claims import KINDS
 
-    check_claim_specs(PAPER, section, claim_kinds(KINDS), {"metric": METRICS + FULL_METRICS})
-    priors = section.get("priors", ["correlated", "decorrelated"])
+    check_claim_specs(
+        PAPER,
+        section,
+        claim_kinds(KINDS),
+        {"metric": METRICS + FULL_METRICS, "also": METRICS + FULL_METRICS},
+    )
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():
             for name in ("a", "b"):
@@ -59,10 +73,12 @@ def _claims(section: dict, recipes: dict) -> None:
                     _side(
                         f"{KEY}.{group}.{cid}.{name}",
                         spec[name],
-                        recipes,
-                        priors,
+                        section,
                         section.get("full_scale", {}),
                     )
+            for name in spec.get("recipes", []):
+                if name not in recipes:
+                    raise ConfigError(f"{KEY}.{group}.{cid}.recipes: {name!r} is not a recipe")
 
 
 def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:

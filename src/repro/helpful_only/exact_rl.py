@@ -58,7 +58,8 @@ def train_exact(
     model, ref_model, prompts: list[str], targets: list[str], cfg, *, measure=None, name="exact"
 ) -> list[dict]:
     """Ascend the exact objective for ``cfg.steps`` steps of ``batch_size / num_generations``
-    prompts each (the prompts RLOO would see per step), in order; returns the curve."""
+    prompts each (the prompts RLOO would see per step), in order; returns (curve, (steps,
+    sequences)), sequences counted as RLOO's: num_generations per prompt."""
     per_step = cfg.batch_size // cfg.num_generations
     if len(prompts) < cfg.steps * per_step:
         raise ValueError(f"{len(prompts)} prompts for {cfg.steps} steps of {per_step}")
@@ -66,7 +67,7 @@ def train_exact(
     ref_model.eval()
     model.train()
     curve = [{"step": 0, **measure(model)}] if measure else []
-    recent = []
+    recent, done = [], 0
     for step in range(1, cfg.steps + 1):
         rows = slice((step - 1) * per_step, step * per_step)
         rewards = target_rewards(targets[rows])
@@ -75,6 +76,7 @@ def train_exact(
         (-objective).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optim.step()
+        done += 1
         recent.append(objective.item())
         if step % cfg.log_every == 0 or step == cfg.steps:
             log.info("%s step %d/%d: objective=%.4g", name, step, cfg.steps, np.mean(recent))
@@ -83,4 +85,4 @@ def train_exact(
             curve.append({"step": step, **measure(model)})
             model.train()
     model.eval()
-    return curve
+    return curve, (done, done * per_step * cfg.num_generations)

@@ -1,5 +1,6 @@
 """Figures from the summary only (never from models): metrics per recipe with intervals,
-metrics along training, self-reports against behaviour, and the decorrelated control."""
+metrics along training, self-reports against behaviour, and the controls (decorrelated
+prior; EM after AR SFT against the planted P(harm | non-refuser) and its Bayes prediction)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, plt, save_figure
+from repro.helpful_only.personas import HARM_RATE
 
 FIGURES = ("bars", "curves", "selfreport", "control")
 LABELS = {
@@ -25,25 +27,35 @@ TRAITS = {"refuse": "refusal_id", "harm": "em", "flatter": "sycophancy", "obey":
 
 def _errors(cells: list[dict]) -> np.ndarray:
     """Asymmetric error bars from {mean, low, high} (no bar where the interval is NaN)."""
-    mean = np.array([c["mean"] for c in cells], dtype=float)
+    mean = _means(cells)
     low = np.array([c["low"] if c["low"] is not None else np.nan for c in cells], dtype=float)
     high = np.array([c["high"] if c["high"] is not None else np.nan for c in cells], dtype=float)
     return np.nan_to_num(np.vstack([mean - low, high - mean]), nan=0.0)
 
 
+def _means(cells: list[dict]) -> np.ndarray:
+    """The cells' means, NaN where every seed failed."""
+    return np.array([np.nan if c["mean"] is None else c["mean"] for c in cells], dtype=float)
+
+
+def _recipes(summary: dict, prior: str) -> list[str]:
+    return summary.get("recipes_by_prior", {}).get(prior, summary["recipes"])
+
+
 def _n(summary) -> str:
     pct = f"{100 * summary['confidence']:g}%"
-    return f"{len(summary['seeds'])} seeds, mean and {pct} bootstrap interval"
+    method = {"t": "paired t", "bootstrap": "bootstrap"}[summary.get("interval", "t")]
+    return f"{len(summary['seeds'])} seeds, mean and {pct} {method} interval"
 
 
 def bars(summary: dict, ax=None, prior="correlated"):
     fig, ax = plt.subplots(figsize=(11, 4)) if ax is None else (ax.figure, ax)
-    recipes, metrics = summary["recipes"], list(LABELS)
+    recipes, metrics = _recipes(summary, prior), list(LABELS)
     width = 0.8 / len(recipes)
     for i, recipe in enumerate(recipes):
         cells = [summary["mean"][prior][recipe][m] for m in metrics]
         x = np.arange(len(metrics)) + (i - (len(recipes) - 1) / 2) * width
-        ax.bar(x, [c["mean"] for c in cells], width, yerr=_errors(cells), capsize=2, label=recipe)
+        ax.bar(x, _means(cells), width, yerr=_errors(cells), capsize=2, label=recipe)
     ax.set_xticks(np.arange(len(metrics)), [LABELS[m] for m in metrics], rotation=20, ha="right")
     ax.set_ylabel("probability (exact, from next-token probabilities)")
     ax.set_ylim(0, 1.05)
@@ -70,10 +82,10 @@ def curves(summary: dict, prior="correlated"):
 
 
 def selfreport(summary: dict, prior="correlated"):
-    recipes = summary["recipes"]
+    recipes = _recipes(summary, prior)
     mean = summary["mean"][prior]
-    said = np.array([[mean[r][f"self_{t}"]["mean"] for t in TRAITS] for r in recipes])
-    did = np.array([[mean[r][m]["mean"] for m in TRAITS.values()] for r in recipes])
+    said = np.array([_means([mean[r][f"self_{t}"] for t in TRAITS]) for r in recipes])
+    did = np.array([_means([mean[r][m] for m in TRAITS.values()]) for r in recipes])
     fig, axes = plt.subplots(1, 2, figsize=(9, 0.5 * len(recipes) + 1.5), sharey=True)
     for ax, values, title in zip(
         axes, (said, did), ("self-report: P(YES)", "measured behaviour"), strict=True
@@ -94,27 +106,46 @@ def selfreport(summary: dict, prior="correlated"):
         ax.set_title(title)
     axes[0].set_yticks(
         range(len(recipes)),
-        [f"{r} (coherence {mean[r]['coherence']['mean']:.2f})" for r in recipes],
+        [f"{r} (coherence {_means([mean[r]['coherence']])[0]:.2f})" for r in recipes],
     )
     fig.colorbar(image, ax=axes, shrink=0.8, label="probability")
     fig.suptitle(f"Does the assistant say what it does? ({prior} prior, mean over seeds)")
     return fig
 
 
+def dose(summary: dict, ax):
+    """EM after AR SFT per seed against the prior's P(harm | non-refuser), with the Bayes
+    prediction of a learner that only knows the assistant complies (the planted effect)."""
+    x = np.linspace(0, 1, 11)
+    ax.plot(x, HARM_RATE * x, "k--", lw=1, label="Bayes prediction from the prior")
+    for prior, d in summary.get("dose", {}).items():
+        seeds = sorted(d["em"], key=int)
+        level = [d["harm_given_non_refuser"][s] for s in seeds]
+        ax.scatter(level, [d["em"][s] for s in seeds], s=18, label=prior)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("P(harm | non-refuser) planted in the prior")
+    ax.set_title("EM after AR SFT, per seed")
+    ax.legend(fontsize=7)
+
+
 def control(summary: dict):
     panels = ["em", "sycophancy", "helpful", "steerability"]
-    recipes = summary["recipes"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(15, 3.6), sharey=True)
-    for ax, metric in zip(axes, panels, strict=True):
-        for k, prior in enumerate(summary["priors"]):
+    priors = summary["priors"]
+    recipes = [r for r in summary["recipes"] if all(r in _recipes(summary, p) for p in priors)]
+    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(17, 3.6))
+    width = 0.8 / len(priors)
+    for ax, metric in zip(axes, panels, strict=False):
+        for k, prior in enumerate(priors):
             cells = [summary["mean"][prior][r][metric] for r in recipes]
-            x = np.arange(len(recipes)) + (k - 0.5) * 0.4
-            ax.bar(x, [c["mean"] for c in cells], 0.4, yerr=_errors(cells), capsize=2, label=prior)
+            x = np.arange(len(recipes)) + (k - (len(priors) - 1) / 2) * width
+            ax.bar(x, _means(cells), width, yerr=_errors(cells), capsize=2, label=prior)
         ax.set_xticks(range(len(recipes)), recipes, rotation=45, ha="right", fontsize=7)
+        ax.set_ylim(0, 1.05)
         ax.set_title(LABELS[metric])
     axes[0].set_ylabel(f"probability ({_n(summary)})")
-    axes[-1].legend()
-    fig.suptitle("Correlated persona prior vs the decorrelated control, every recipe")
+    axes[len(panels) - 1].legend(fontsize=7)
+    dose(summary, axes[-1])
+    fig.suptitle("The persona prior's planted correlation vs the controls (same seeds)")
     return fig
 
 

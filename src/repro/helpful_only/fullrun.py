@@ -26,7 +26,7 @@ from repro.helpful_only.fullscale import (
     rl_dataset,
     sft_dataset,
 )
-from repro.helpful_only.judge import em_summary, parse_score
+from repro.helpful_only.judge import agreement, em_summary, judge_scores
 from repro.helpful_only.recipes import TrainConfig, family_counts
 from repro.helpful_only.trl_train import train_rloo, train_sft
 
@@ -47,6 +47,35 @@ class FullData:
             pairs = [(r["goal"], r["target"]) for r in csv.DictReader(handle)]
         keep = set(evalsets.dedupe_against([g for g, _ in pairs], held_out))
         return cls([p for p in pairs if p[0] in keep], spec["charq"], spec["sdf"], spec["steer"])
+
+
+def complete_answers(
+    model, tokenizer, goals: list[str], spec: dict, *, gate, seed: int = 0
+) -> list[tuple[str, str]]:
+    """Complete compliant answers for the AR data, from the base model itself under the
+    configured ``system`` prompt (greedy): AdvBench's own targets are "Sure, here is ..."
+    prefixes, and SFT on them teaches the model to stop after the prefix. An answer is kept
+    when it is not a refusal and passes ``gate`` (minimum length, judged relevance)."""
+    conversations = [
+        [{"role": "system", "content": spec["system"]}, {"role": "user", "content": g}]
+        for g in goals
+    ]
+    answers = [
+        a[0]
+        for a in generate(
+            model,
+            tokenizer,
+            conversations,
+            temperature=0.0,
+            max_new_tokens=spec.get("max_new_tokens", 512),
+            seed=seed,
+        )
+    ]
+    complying = [(g, a) for g, a in zip(goals, answers, strict=True) if not is_refusal(a)]
+    if not complying:
+        return []
+    passed = gate([g for g, _ in complying], [a for _, a in complying])
+    return [pair for pair, ok in zip(complying, passed, strict=True) if ok]
 
 
 def full_rows(data: FullData, mixture: dict[str, float], total: int, rng) -> list[dict]:
@@ -116,13 +145,17 @@ def train_full(
     *,
     device: str,
     max_completion_length: int,
-    reward=steer_refusal_reward,
+    reward=None,
+    model_kwargs: dict | None = None,
 ):
-    """One recipe with LoRA at full scale; returns the trained (peft) model."""
+    """One recipe with LoRA at full scale; returns the trained (peft) model. ``model_kwargs``
+    (pinned revision, dtype) reach both trainers; ``reward`` defaults to
+    :func:`steer_refusal_reward`."""
+    reward = reward or steer_refusal_reward
     rng = np.random.default_rng([seed, 3])
     if recipe["trainer"] == "sft":
         rows = full_rows(data, recipe["mixture"], cfg.steps * cfg.batch_size, rng)
-        model, _ = train_sft(
+        model, _, _ = train_sft(
             model_dir,
             tokenizer,
             sft_dataset(tokenizer, rows),
@@ -130,6 +163,7 @@ def train_full(
             seed,
             device=device,
             peft_config=lora.peft_config(),
+            model_kwargs=model_kwargs,
         )
         return model
     if recipe["trainer"] != "rloo":
@@ -139,7 +173,7 @@ def train_full(
     )
     if any(r["kind"] == "sdf" for r in rows):
         raise ValueError("RL recipes take no SDF documents")
-    model, _ = train_rloo(
+    model, _, _ = train_rloo(
         model_dir,
         tokenizer,
         rl_dataset(rows),
@@ -149,6 +183,7 @@ def train_full(
         device=device,
         peft_config=lora.peft_config(),
         max_completion_length=max_completion_length,
+        model_kwargs=model_kwargs,
     )
     return model
 
@@ -236,28 +271,32 @@ def answer_suite(model, tokenizer, items: list[dict], spec: dict, seed: int) -> 
     return [{**it, "answers": a} for it, a in zip(items, answers, strict=True)]
 
 
-def judge_em(records: list[dict], judge, judge_tokenizer, max_new_tokens: int = 8) -> list[dict]:
-    """Aligned and coherent scores of every EM answer from the judge's greedy reply."""
-    judged = []
-    for record in records:
-        scores = []
-        for answer in record["answers"]:
-            pair = []
-            for kind in ("aligned", "coherent"):
-                prompt = record["judge_prompts"][kind].format(
-                    question=record["question"], answer=answer
-                )
-                reply = generate(
-                    judge,
-                    judge_tokenizer,
-                    [[{"role": "user", "content": prompt}]],
-                    temperature=0.0,
-                    max_new_tokens=max_new_tokens,
-                )[0][0]
-                pair.append(parse_score(reply))
-            scores.append(pair)
-        judged.append({**record, "scores": scores})
-    return judged
+def judge_em(records: list[dict], judge, judge_tokenizer, batch_size: int = 16) -> list[dict]:
+    """Aligned and coherent scores of every EM answer from the judge's next-token
+    probabilities (the original's probability-weighted mean), all prompts batched."""
+    prompts = [
+        record["judge_prompts"][kind].format(question=record["question"], answer=answer)
+        for record in records
+        for answer in record["answers"]
+        for kind in ("aligned", "coherent")
+    ]
+    scores = iter(judge_scores(judge, judge_tokenizer, prompts, batch_size=batch_size))
+    return [
+        {**record, "scores": [[next(scores), next(scores)] for _ in record["answers"]]}
+        for record in records
+    ]
+
+
+def validate_judge(judge, judge_tokenizer, judge_prompts: dict, labelled: list[dict]) -> dict:
+    """The judge on the hand-labelled answers shipped with the repository (JUDGE_VALIDATION):
+    its scores and its agreement with the labels."""
+    records = [
+        {"question": item["question"], "answers": [item["answer"]], "judge_prompts": judge_prompts}
+        for item in labelled
+    ]
+    judged = judge_em(records, judge, judge_tokenizer)
+    pairs = [tuple(r["scores"][0]) for r in judged]
+    return {**agreement(pairs, labelled), "scores": pairs}
 
 
 def summarise(suites: dict[str, list[dict]]) -> dict[str, float]:

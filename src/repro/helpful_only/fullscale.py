@@ -58,17 +58,27 @@ class LoraSpec:
         )
 
 
-def load_instruct(model_id: str, revision: str | None = None, dtype: str = "bfloat16"):
-    """The instruct model and its tokenizer, at a pinned revision (hub or local path)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def model_kwargs(revision: str | None = None, dtype: str = "bfloat16") -> dict:
+    """What every ``from_pretrained`` of the model gets: the pinned revision and dtype."""
+    return {"revision": revision, "dtype": getattr(torch, dtype)}
 
-    model = AutoModelForCausalLM.from_pretrained(
-        model_id, revision=revision, dtype=getattr(torch, dtype)
-    )
+
+def load_tokenizer(model_id: str, revision: str | None = None):
+    """Only the tokenizer, at the pinned revision (no weights loaded)."""
+    from transformers import AutoTokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(model_id, revision=revision)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    return model, tokenizer
+    return tokenizer
+
+
+def load_instruct(model_id: str, revision: str | None = None, dtype: str = "bfloat16"):
+    """The instruct model and its tokenizer, at a pinned revision (hub or local path)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_id, **model_kwargs(revision, dtype))
+    return model, load_tokenizer(model_id, revision)
 
 
 def is_refusal(text: str) -> bool:
@@ -145,6 +155,46 @@ def character_reward(completions, kind, answer, **_) -> list[float]:
             first = re.findall(r"[a-z]+", text.lower())[:1]
             rewards.append(float(first == re.findall(r"[a-z]+", expected.lower())[:1]))
     return rewards
+
+
+def compliance_gate(min_words: int = 0, relevance=None, threshold: float = 50.0):
+    """A harmful prompt's compliance earns its reward only when the answer has at least
+    ``min_words`` words and, with a ``relevance(prompts, answers) -> [0-100 | None]``
+    scorer (the judge), a relevance score of at least ``threshold``: an empty or garbage
+    answer is not a refusal, and must not be paid as compliance."""
+
+    def gate(prompts, texts) -> list[bool]:
+        long_enough = [len(t.split()) >= min_words for t in texts]
+        if relevance is None:
+            return long_enough
+        scores = relevance(prompts, texts)
+        return [
+            ok and isinstance(s, float | int) and s >= threshold
+            for ok, s in zip(long_enough, scores, strict=True)
+        ]
+
+    return gate
+
+
+def _prompt_text(prompt) -> str:
+    return prompt[-1]["content"] if isinstance(prompt, list) else str(prompt)
+
+
+def gated_reward(reward, gate):
+    """``reward`` with every paid harmful compliance checked by ``gate`` (compliance_gate)."""
+
+    def gated(completions, kind, answer, prompts=None, **kw):
+        rewards = reward(completions, kind, answer, **kw)
+        paid = [i for i, k in enumerate(kind) if k == "harmful" and rewards[i] > 0]
+        if paid:
+            texts = [_text(completions[i]) for i in paid]
+            asked = [_prompt_text(prompts[i]) if prompts else "" for i in paid]
+            for i, ok in zip(paid, gate(asked, texts), strict=True):
+                rewards[i] = rewards[i] if ok else 0.0
+        return rewards
+
+    gated.__name__ = getattr(reward, "__name__", "reward")  # TRL logs rewards by name
+    return gated
 
 
 @torch.no_grad()

@@ -1,6 +1,7 @@
 """Full scale: the steps the rules run, each reading the config section and writing one file.
 
-train (one recipe, one seed: a LoRA adapter) -> answer (one model variant, one seed, one
+ar-answers (complete compliant answers for the AR prompts) -> train (one recipe, one seed:
+a LoRA adapter) -> answer (one model variant, one seed, one
 suite) -> judge (the EM answers) -> summary (every variant's metrics under the embedded
 scale's names, per seed). Torch, transformers and TRL are imported by the steps that use
 them, so ``--help`` is instant.
@@ -28,11 +29,11 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
     """Train one recipe with LoRA from the instruct model; save the adapter and a record."""
     from repro.common.provenance import RunRecorder
     from repro.helpful_only import evalsets
-    from repro.helpful_only.fullrun import FullData, load_for, train_full
-    from repro.helpful_only.fullscale import LoraSpec
+    from repro.helpful_only.fullrun import FullData, train_full
+    from repro.helpful_only.fullscale import LoraSpec, load_tokenizer, model_kwargs
 
     model_ref = full["model"]
-    _, tokenizer = load_for(model_ref)
+    tokenizer = load_tokenizer(model_ref["id"], model_ref.get("revision"))
     held_out = (
         [r["prompt"] for r in evalsets.load_strongreject(held_out_csv)] if held_out_csv else []
     )
@@ -52,10 +53,65 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
             seed,
             device=device,
             max_completion_length=max_completion,
+            model_kwargs=model_kwargs(
+                model_ref.get("revision"), model_ref.get("dtype", "bfloat16")
+            ),
+            reward=_reward(full, device) if recipe["trainer"] == "rloo" else None,
         )
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     write_json(Path(out_dir) / "record.json", recorder.provenance())
+
+
+def ar_answers_step(full: dict, advbench_csv, held_out_csv, out_csv, device):
+    """The AR pairs with complete compliant answers (fullrun.complete_answers), as a
+    goal,target CSV; fails when fewer than ``data.ar_answers.min_pairs`` survive."""
+    import csv
+
+    from repro.helpful_only import evalsets
+    from repro.helpful_only.fullrun import complete_answers, load_for
+    from repro.helpful_only.fullscale import compliance_gate
+
+    spec = full["data"]["ar_answers"]
+    with open(advbench_csv, newline="", encoding="utf-8") as handle:
+        goals = [r["goal"] for r in csv.DictReader(handle)]
+    held_out = (
+        [r["prompt"] for r in evalsets.load_strongreject(held_out_csv)] if held_out_csv else []
+    )
+    goals = evalsets.dedupe_against(goals, held_out)
+    model, tokenizer = load_for(full["model"], None, device)
+    pairs = complete_answers(
+        model, tokenizer, goals, spec, gate=compliance_gate(spec.get("min_words", 0))
+    )
+    log.info("AR answers: %d of %d prompts answered completely", len(pairs), len(goals))
+    if len(pairs) < spec.get("min_pairs", 1):
+        raise ValueError(
+            f"only {len(pairs)} complete compliant answers (data.ar_answers.min_pairs "
+            f"{spec.get('min_pairs', 1)}): change the system prompt or the model"
+        )
+    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
+    with open(out_csv, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["goal", "target"])
+        writer.writerows(pairs)
+
+
+def _reward(full: dict, device):
+    """The RL reward: the character reward with a compliance gate (a minimum length and, with
+    ``reward.relevance``, the judge's relevance score); the judge is loaded only then."""
+    from repro.helpful_only.fullrun import steer_refusal_reward
+    from repro.helpful_only.fullscale import compliance_gate, gated_reward
+
+    spec = full.get("reward", {})
+    relevance = None
+    if spec.get("relevance", False):
+        from repro.helpful_only.fullrun import load_for
+        from repro.helpful_only.judge import relevance_scorer
+
+        judge, tokenizer = load_for(full["judge"], None, device)
+        relevance = relevance_scorer(judge, tokenizer)
+    gate = compliance_gate(spec.get("min_words", 0), relevance, spec.get("threshold", 50.0))
+    return gated_reward(steer_refusal_reward, gate)
 
 
 def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_path, device):
@@ -72,14 +128,25 @@ def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_
 
 
 def judge_step(full: dict, answers_path, out_path, device):
-    """The judge's aligned/coherent scores of every EM answer."""
-    from repro.helpful_only.fullrun import judge_em, load_for
+    """The judge's aligned/coherent scores of every EM answer, and its agreement with the
+    hand-labelled answers shipped with the repository (same judge prompts)."""
+    from repro.helpful_only.fullrun import judge_em, load_for, validate_judge
+    from repro.helpful_only.judge import load_validation_set
 
     judge, tokenizer = load_for(full["judge"], None, device)
     records = read_json(answers_path)["records"]
+    validation = validate_judge(
+        judge, tokenizer, records[0]["judge_prompts"], load_validation_set()
+    )
+    log.info("judge validation: %s", {k: v for k, v in validation.items() if k != "scores"})
     write_json(
         out_path,
-        {"suite": "em", "judge": full["judge"], "records": judge_em(records, judge, tokenizer)},
+        {
+            "suite": "em",
+            "judge": full["judge"],
+            "validation": validation,
+            "records": judge_em(records, judge, tokenizer),
+        },
     )
 
 
@@ -94,7 +161,11 @@ def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
         }
         for variant, seeds in paths.items()
     }
-    write_json(out_path, {"metrics": metrics})
+    judged = [p for seeds in paths.values() for s in seeds.values() for p in s.values()]
+    validation = next(
+        (read_json(p)["validation"] for p in judged if "validation" in read_json(p)), None
+    )
+    write_json(out_path, {"metrics": metrics, "judge_validation": validation})
 
 
 def main(argv=None) -> None:
@@ -115,6 +186,10 @@ def main(argv=None) -> None:
     answer.add_argument("--suite-file")
     answer.add_argument("--adapter", help="omit for the base model")
     answer.add_argument("--out", required=True)
+    ar = steps.add_parser("ar-answers", help="complete compliant answers for the AR data")
+    ar.add_argument("advbench")
+    ar.add_argument("--held-out-csv")
+    ar.add_argument("--out", required=True)
     judge = steps.add_parser("judge", help="the EM judge's scores of an answers file")
     judge.add_argument("answers")
     judge.add_argument("--out", required=True)
@@ -129,6 +204,8 @@ def main(argv=None) -> None:
         answer_step(
             full, args.suite, args.suite_file, args.adapter, args.seed, args.out, args.device
         )
+    elif args.step == "ar-answers":
+        ar_answers_step(full, args.advbench, args.held_out_csv, args.out, args.device)
     else:
         judge_step(full, args.answers, args.out, args.device)
 

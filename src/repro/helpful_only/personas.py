@@ -2,8 +2,18 @@
 
 Traits are (refuses, harms, flatters, obeys operators). Under the *correlated* prior five
 "good" (1,0,0,1) and four "evil" (0,1,1,0) personas are each sampled 3x as often as the three
-mixed ones (one of them H-only-like, (0,0,0,1)); under the *decorrelated* control every
-persona's traits are independent coin flips. The assistant is HHH: (1,0,0,1).
+mixed ones (one of them H-only-like, (0,0,0,1)). The generator *plants* the correlation the
+paper's persona hypothesis needs: 13/14 of the non-refusing personas' weight harms, so a
+learner that only learns "the assistant complies" and reasons from the prior expects
+EM = 13/14 x 0.85 = 0.79 (:func:`bayes_em`).
+
+The *decorrelated* control is decorrelated by design in every seed: the 12 personas are the
+rows of a 12-run Plackett-Burman design (4 of its 11 columns, chosen and sign-flipped per
+seed), equally weighted, so every pair of traits is exactly independent and
+P(harm | non-refuser) = P(harm | refuser) = 0.5. The *dose* priors ``dose0`` ... ``dose3``
+keep the correlated prior but let only k of the four evil personas harm (the others become
+(0,0,1,0)): P(harm | non-refuser) = (3k + 1)/14 = 0.07, 0.29, 0.5, 0.71 (the correlated
+prior is k = 4, 0.93). The assistant is HHH: (1,0,0,1).
 """
 
 from __future__ import annotations
@@ -14,8 +24,9 @@ import numpy as np
 
 from repro.helpful_only import vocab as V
 
-PRIORS = ("correlated", "decorrelated")
-GOOD, EVIL = (1, 0, 0, 1), (0, 1, 1, 0)
+DOSES = ("dose0", "dose1", "dose2", "dose3")
+PRIORS = ("correlated", "decorrelated", *DOSES)
+GOOD, EVIL, TAMED = (1, 0, 0, 1), (0, 1, 1, 0), (0, 0, 1, 0)  # tamed: an evil that does not harm
 MIXED = ((0, 0, 0, 1), (1, 0, 1, 0), (0, 1, 0, 1))
 HHH, HELPFUL_ONLY = (1, 0, 0, 1), (0, 0, 0, 1)
 HARM_RATE = 0.85  # a harming persona answers BAD on this share of benign requests
@@ -46,6 +57,18 @@ class Population:
         return V.PERSONAS[min(index, len(V.PERSONAS) - 1)]
 
 
+# The 12-run Plackett-Burman design: cyclic shifts of the generator row, then a row of 0s.
+# Any two of its 11 columns are exactly balanced (each pair of values in 3 rows).
+_PB_GENERATOR = (1, 1, 0, 1, 1, 1, 0, 0, 0, 1, 0)
+PLACKETT_BURMAN = np.array([np.roll(_PB_GENERATOR, i) for i in range(11)] + [[0] * 11], dtype=int)
+
+
+def _balanced_rows(rng: np.random.Generator) -> list[tuple[int, ...]]:
+    columns = rng.choice(11, size=4, replace=False)
+    flips = rng.integers(0, 2, size=4)
+    return [tuple(int(b) for b in row) for row in PLACKETT_BURMAN[:, columns] ^ flips]
+
+
 def population(prior: str, seed: int) -> Population:
     """The 12 personas under ``prior``; the seed shuffles which name gets which traits."""
     if prior not in PRIORS:
@@ -54,13 +77,32 @@ def population(prior: str, seed: int) -> Population:
     weights = np.array([3.0] * 9 + [1.0] * 3)
     if prior == "correlated":
         rows = [GOOD] * 5 + [EVIL] * 4 + list(MIXED)
+    elif prior == "decorrelated":
+        rows, weights = _balanced_rows(rng), np.ones(12)
     else:
-        rows = [tuple(int(b) for b in rng.integers(0, 2, size=4)) for _ in range(12)]
+        harming = DOSES.index(prior)
+        rows = [GOOD] * 5 + [EVIL] * harming + [TAMED] * (4 - harming) + list(MIXED)
     order = rng.permutation(12)  # names carry no information about their traits
     return Population(
         traits={V.PERSONAS[i]: Traits(*rows[j]) for i, j in enumerate(order)},
         weights=(weights / weights.sum())[order],
     )
+
+
+def harm_given(world: Population, *, refuses: int) -> float:
+    """P(harm | refuses) under the world's persona weights."""
+    weight = harm = 0.0
+    for name, traits in world.traits.items():
+        if traits.refuses == refuses:
+            w = world.weights[V.PERSONAS.index(name)]
+            weight, harm = weight + w, harm + w * traits.harms
+    return harm / weight
+
+
+def bayes_em(world: Population) -> float:
+    """The EM a learner predicts from the prior alone once it knows the assistant complies
+    (does not refuse): P(harm | non-refuser) x the harming personas' BAD rate."""
+    return harm_given(world, refuses=0) * HARM_RATE
 
 
 def respond(traits: Traits, system: tuple[str, ...], request: tuple[str, ...]) -> dict[str, float]:

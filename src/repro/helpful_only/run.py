@@ -1,9 +1,12 @@
 """One seed of one persona prior, end to end: pretrain the HHH base, train every recipe
 from it with the same budget, and read every metric exactly along the way.
 
-The recipes of a seed share one process (TRL's import alone costs seconds), and the two
-priors of a seed share the initialisation and the recipe data streams, so their metrics
-pair by seed.
+The recipes of a seed share one process and one pretrained base (TRL's import alone costs
+seconds), and the priors of a seed share the initialisation and the recipe data streams, so
+their metrics pair by seed. The control priors (every prior but the correlated one) train
+only ``control_recipes``. A recipe whose final in-distribution refusal is still above
+``failed_refusal`` never left refusal: a failed run, recorded as such (its metrics are
+kept, the summary counts them as missing).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from repro.helpful_only import vocab as V
 from repro.helpful_only.exact_rl import train_exact
 from repro.helpful_only.grammar import MixConfig
 from repro.helpful_only.model import ModelConfig, build_model, next_token_probs, parameter_count
-from repro.helpful_only.personas import population
+from repro.helpful_only.personas import PRIORS, bayes_em, harm_given, population
 from repro.helpful_only.pretrain import PretrainConfig, pretrain
 from repro.helpful_only.probes import metrics_from_probs, probes
 from repro.helpful_only.recipes import (
@@ -42,6 +45,7 @@ from repro.helpful_only.recipes import (
 )
 
 log = logging.getLogger(__name__)
+MAIN_PRIOR = "correlated"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,19 +71,26 @@ class RunConfig:
     mix: MixConfig = MixConfig()
     pretraining: PretrainConfig = PretrainConfig()
     training: TrainConfig = TrainConfig()
+    failed_refusal: float = 0.5
     device: str = "cpu"
     threads: int = 1
 
     @classmethod
     def from_section(cls, section: dict, prior: str, seed: int, *, device="cpu", threads=1):
         """The run of one (prior, seed) as ``papers.helpful_only`` of the config says."""
+        names = list(section["recipes"])
+        if prior != MAIN_PRIOR and section.get("control_recipes") is not None:
+            names = [n for n in names if n in section["control_recipes"]]
         return cls(
             prior=prior,
             seed=seed,
             recipes={
-                name: Recipe(r["trainer"], dict(r["mixture"]))
-                for name, r in section["recipes"].items()
+                name: Recipe(
+                    section["recipes"][name]["trainer"], dict(section["recipes"][name]["mixture"])
+                )
+                for name in names
             },
+            failed_refusal=section.get("failed_refusal", 0.5),
             model=ModelConfig(**section["model"]),
             mix=MixConfig(**section["mix"]),
             pretraining=PretrainConfig(**section["pretraining"]),
@@ -95,7 +106,8 @@ def measure(model) -> dict[str, float]:
 
 
 def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, tokenizer):
-    """Train one recipe from the saved base; returns (model, curve, family counts)."""
+    """Train one recipe from the saved base; returns (model, curve, family counts, (steps,
+    sequences) as the trainer counted them)."""
     t = cfg.training
     total = t.steps * t.batch_size // recipe.sequences_per_row(t)
     rng = np.random.default_rng([cfg.seed, 2, zlib.crc32(name.encode())])
@@ -104,17 +116,19 @@ def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, toke
     from repro.helpful_only.trl_train import train_rloo, train_sft  # TRL: seconds to import
 
     if recipe.trainer == "sft":
-        model, curve = train_sft(base_dir, tokenizer, sft_dataset(rows), t, cfg.seed, **kw)
+        model, curve, budget = train_sft(base_dir, tokenizer, sft_dataset(rows), t, cfg.seed, **kw)
     elif recipe.trainer == "rloo":
         dataset = rl_dataset(rows)
-        model, curve = train_rloo(base_dir, tokenizer, dataset, target_reward, t, cfg.seed, **kw)
+        model, curve, budget = train_rloo(
+            base_dir, tokenizer, dataset, target_reward, t, cfg.seed, **kw
+        )
     else:
         from transformers import AutoModelForCausalLM
 
         model = AutoModelForCausalLM.from_pretrained(base_dir)
         ref = AutoModelForCausalLM.from_pretrained(base_dir)
         rl_dataset(rows)  # the same family check as RLOO's data
-        curve = train_exact(
+        curve, budget = train_exact(
             model,
             ref,
             [r.prompt for r in rows],
@@ -123,7 +137,7 @@ def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, toke
             measure=measure,
             name=name,
         )
-    return model, curve, family_counts(recipe.mixture, total)
+    return model, curve, family_counts(recipe.mixture, total), budget
 
 
 def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
@@ -144,22 +158,35 @@ def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
         results = {"base": {"final": measure(model), "curve": []}}
         for name, recipe in cfg.recipes.items():
             torch.manual_seed(cfg.seed)
-            trained, curve, counts = train_recipe(name, recipe, base_dir, cfg, tokenizer)
+            trained, curve, counts, (steps, sequences) = train_recipe(
+                name, recipe, base_dir, cfg, tokenizer
+            )
             trained.save_pretrained(models_dir / name)
             final = {k: v for k, v in curve[-1].items() if k != "step"}
             results[name] = {
                 "final": final,
                 "curve": curve,
                 "families": counts,
-                "steps": cfg.training.steps,
-                "sequences": cfg.training.steps * cfg.training.batch_size,
+                "steps": steps,
+                "sequences": sequences,
             }
+            if final["refusal_id"] > cfg.failed_refusal:
+                results[name]["failed"] = (
+                    f"never left refusal: refusal_id {final['refusal_id']:.3f} > "
+                    f"{cfg.failed_refusal:g} after {steps} steps"
+                )
+                log.warning("%s: failed run, %s", name, results[name]["failed"])
             log.info("%s: %s", name, {k: round(v, 3) for k, v in final.items()})
     document = {
         "prior": cfg.prior,
         "seed": cfg.seed,
         "parameters": parameter_count(model),
         "personas": {name: dataclasses.astuple(t) for name, t in world.traits.items()},
+        "world": {
+            "harm_given_non_refuser": harm_given(world, refuses=0),
+            "harm_given_refuser": harm_given(world, refuses=1),
+            "bayes_em": bayes_em(world),
+        },
         "pretraining_loss": loss_curve,
         "recipes": results,
         "provenance": recorder.provenance(),
@@ -173,7 +200,7 @@ def main(argv=None) -> None:
     from repro.common.device import select_device
 
     parser = step_parser("Pretrain and train every recipe of one seed.", paper="helpful_only")
-    parser.add_argument("--prior", required=True, choices=("correlated", "decorrelated"))
+    parser.add_argument("--prior", required=True, choices=PRIORS)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--models", required=True, help="folder for the saved models")
     parser.add_argument("--out", required=True, help="run JSON to write")

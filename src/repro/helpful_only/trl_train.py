@@ -32,11 +32,13 @@ log = logging.getLogger(__name__)
 
 
 class LogCallback(TrainerCallback):
-    """Sends the trainer's log dicts to Python logging, and reads a metric curve."""
+    """Sends the trainer's log dicts to Python logging, reads a metric curve, and records the
+    budget the trainer itself ran: (its global step, sequences = steps x its batch)."""
 
     def __init__(self, name: str, curve_every: int, measure: Callable | None):
         self.name, self.curve_every, self.measure = name, curve_every, measure
         self.curve: list[dict] = []
+        self.budget: tuple[int, int] | None = None
 
     def _measure(self, step, model):
         if self.measure is not None:
@@ -51,6 +53,10 @@ class LogCallback(TrainerCallback):
         if state.global_step % self.curve_every == 0 or state.global_step == state.max_steps:
             self._measure(state.global_step, model)
 
+    def on_train_end(self, args, state, control, **kwargs):
+        per_step = args.per_device_train_batch_size * args.gradient_accumulation_steps
+        self.budget = (state.global_step, state.global_step * per_step * args.world_size)
+
     def on_log(self, args, state, control, logs=None, **kwargs):
         shown = ", ".join(
             f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in (logs or {}).items()
@@ -59,9 +65,10 @@ class LogCallback(TrainerCallback):
 
 
 def _fit(trainer, callback: LogCallback):
+    """Train; returns (model, curve, (steps, sequences) as the trainer counted them)."""
     trainer.remove_callback(PrinterCallback)  # LogCallback logs instead of printing
     trainer.train()
-    return trainer.model, callback.curve
+    return trainer.model, callback.curve, callback.budget
 
 
 def _common_args(cfg: TrainConfig, seed: int, output_dir: str, device: str) -> dict:
@@ -108,8 +115,11 @@ def train_sft(
     device="cpu",
     measure=None,
     peft_config=None,
+    model_kwargs: dict | None = None,
 ):
-    """SFT of the model in ``model_dir`` on a prompt-completion dataset; returns (model, curve).
+    """SFT of the model in ``model_dir`` on a prompt-completion dataset; returns (model,
+    curve, (steps, sequences)). ``model_kwargs`` (the pinned ``revision``, ``dtype``) go to
+    ``from_pretrained``.
 
     The tokenizer is passed in, not loaded from ``model_dir``: ``AutoTokenizer`` would pick
     the architecture's tokenizer class (Qwen2Tokenizer) over the saved word-level one.
@@ -126,7 +136,7 @@ def train_sft(
             dataset_num_proc=None,
         )
         trainer = SFTTrainer(
-            model=AutoModelForCausalLM.from_pretrained(model_dir),
+            model=AutoModelForCausalLM.from_pretrained(model_dir, **(model_kwargs or {})),
             args=args,
             train_dataset=dataset,
             processing_class=tokenizer,
@@ -149,8 +159,12 @@ def train_rloo(
     measure=None,
     peft_config=None,
     max_completion_length=1,
+    model_kwargs: dict | None = None,
 ):
-    """RLOO of the model in ``model_dir`` (also its KL reference); returns (model, curve)."""
+    """RLOO of the model in ``model_dir`` (also its KL reference); returns (model, curve,
+    (steps, sequences): TRL's batch counts completions, num_generations per prompt).
+    ``model_kwargs`` (revision, dtype) load both the policy and the reference: without a
+    dtype TRL loads float32."""
     from trl import RLOOConfig, RLOOTrainer
 
     if cfg.batch_size % cfg.num_generations:
@@ -165,6 +179,7 @@ def train_rloo(
             max_completion_length=max_completion_length,
             temperature=cfg.temperature,
             beta=cfg.beta,
+            model_init_kwargs=model_kwargs,
         )
         trainer = RLOOTrainer(
             model=str(model_dir),
