@@ -49,6 +49,40 @@ def snakemake(
     return result
 
 
+# pytest-xdist (`-n 2 --dist loadgroup`, pyproject's addopts): a session- or module-scoped
+# fixture is built once per worker, so the tests that share one run on the same worker, in one
+# xdist_group: the tiny DAG run (test_run) once in the session, a module's expensive fixture
+# (the fault tests' uninterrupted run, the SLURM cluster) once. Tests sharing two such
+# fixtures join their groups (union-find), so no fixture is built twice.
+def _shared_fixtures(item) -> list[str]:
+    """The keys of the non-function-scoped fixtures of this repository that an item uses."""
+    keys = []
+    for name in item.fixturenames:
+        for fixturedef in item._fixtureinfo.name2fixturedefs.get(name, ()):
+            if fixturedef.scope == "function" or not fixturedef.baseid.startswith("tests"):
+                continue
+            keys.append(f"{fixturedef.baseid}::{name}")
+    return keys
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    shared = {item.nodeid: _shared_fixtures(item) for item in items}
+    for keys in shared.values():
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    for item in items:
+        if shared[item.nodeid] and not list(item.iter_markers("xdist_group")):
+            item.add_marker(pytest.mark.xdist_group(root(shared[item.nodeid][0])))
+
+
 @pytest.fixture(scope="session")
 def test_config() -> Path:
     return ROOT / "config" / "test.yaml"

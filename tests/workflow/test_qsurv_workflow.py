@@ -16,7 +16,7 @@ from repro.qsurv.metrics import survival_metrics
 from repro.qsurv.quadrature_study import QuadratureConfig, relative_errors
 from tests.conftest import ROOT, assert_claims_report_lists, snakemake
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 CONFIG = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
 Q = CONFIG["papers"]["qsurv"]
