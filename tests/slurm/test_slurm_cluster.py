@@ -159,9 +159,9 @@ def test_short_chain_through_sbatch_with_resources_and_a_retry(short_run, cluste
     memory = Q["resources"]["train"]["mem_mb"]
     for jobid in submitted["qsurv_train"]:
         job = _job(jobid, cluster)
-        assert "gres/gpu=1" in job or "gres/gpu:1" in job, job
-        assert f"mem={memory}M" in job, job
-    assert "gpu" not in _job(submitted["qsurv_prepare"][0], cluster)
+        assert re.search(r"TresPerJob=gres[:/]gpu[:=]1\b", job), job
+        assert f"MinMemoryNode={memory}M" in job, job
+    assert not re.search(r"gres[:/]gpu", _job(submitted["qsurv_prepare"][0], cluster))
     for method in SHORT_METHODS:
         record = json.loads((workdir / f"results/qsurv/models/gbsg2/{method}.json").read_text())
         provenance = record["provenance"]
