@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -49,40 +50,6 @@ def snakemake(
     return result
 
 
-# pytest-xdist (`-n 2 --dist loadgroup`, pyproject's addopts): a session- or module-scoped
-# fixture is built once per worker, so the tests that share one run on the same worker, in one
-# xdist_group: the tiny DAG run (test_run) once in the session, a module's expensive fixture
-# (the fault tests' uninterrupted run, the SLURM cluster) once. Tests sharing two such
-# fixtures join their groups (union-find), so no fixture is built twice.
-def _shared_fixtures(item) -> list[str]:
-    """The keys of the non-function-scoped fixtures of this repository that an item uses."""
-    keys = []
-    for name in item.fixturenames:
-        for fixturedef in item._fixtureinfo.name2fixturedefs.get(name, ()):
-            if fixturedef.scope == "function" or not fixturedef.baseid.startswith("tests"):
-                continue
-            keys.append(f"{fixturedef.baseid}::{name}")
-    return keys
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
-    parent: dict[str, str] = {}
-
-    def root(key: str) -> str:
-        while parent.setdefault(key, key) != key:
-            key = parent[key]
-        return key
-
-    shared = {item.nodeid: _shared_fixtures(item) for item in items}
-    for keys in shared.values():
-        for key in keys[1:]:
-            parent[root(key)] = root(keys[0])
-    for item in items:
-        if shared[item.nodeid] and not list(item.iter_markers("xdist_group")):
-            item.add_marker(pytest.mark.xdist_group(root(shared[item.nodeid][0])))
-
-
 @pytest.fixture(scope="session")
 def test_config() -> Path:
     return ROOT / "config" / "test.yaml"
@@ -115,9 +82,23 @@ def http_server(tmp_path):
 
 @pytest.fixture(scope="session")
 def test_run(tmp_path_factory, test_config) -> Path:
-    """The whole DAG of config/test.yaml, run once per session; returns its results/ folder."""
-    workdir = tmp_path_factory.mktemp("test_config_run")
-    snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
+    """The whole DAG of config/test.yaml, run once per session; returns its results/ folder.
+
+    Under pytest-xdist every worker has its own session, so the run lives in the folder the
+    workers share (the parent of each one's basetemp): the first worker to ask runs it under
+    a file lock, the other waits for it and reads the same outputs."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    workdir = shared / "test_config_run"
+    with FileLock(str(shared / "test_config_run.lock")):
+        if not (workdir / "finished").exists():
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir()
+            snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
+            (workdir / "finished").touch()
     return workdir / "results"
 
 
