@@ -6,10 +6,11 @@ import sys
 import urllib.parse
 from pathlib import Path
 
+import jsonschema
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
+from repro.common import schemas  # noqa: E402
 from repro.common.configcheck import ConfigError  # noqa: E402
 from repro.common.device import visible_gpu_count  # noqa: E402
 from repro.common.downloadlock import (  # noqa: E402
@@ -33,13 +34,25 @@ PAPERS = (
 )
 
 
+SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
+
+
+def validate(data, schema):
+    """snakemake.utils.validate's check (defaults filled in, the same error), with each schema
+    file parsed once (repro.common.schemas: snakemake's re-reads a file per $ref)."""
+    try:
+        schemas.validate(data, SCHEMAS / schema)
+    except jsonschema.ValidationError as error:
+        raise WorkflowError("Error validating config file.", error) from None
+
+
 def _validate_config():
     """The shared keys, then every paper's section with its own schema and cross-checks.
 
     An absent paper is disabled. Runs before any job, so a bad config stops the run with a
     message naming the key.
     """
-    validate(config, "../workflow/schemas/config.schema.yaml")
+    validate(config, "config.schema.yaml")
     for name in config["papers"]:
         if name not in PAPERS:
             raise ConfigError(
@@ -48,7 +61,7 @@ def _validate_config():
     for paper in PAPERS:
         section = config["papers"].setdefault(paper, {"enabled": False})
         try:
-            validate(section, f"../workflow/schemas/{paper}.schema.yaml")
+            validate(section, f"{paper}.schema.yaml")
         except WorkflowError as error:
             raise ConfigError(f"papers.{paper}: {error}") from None
         importlib.import_module(f"repro.{paper}.configcheck").check(config)

@@ -6,6 +6,7 @@ so the package is found through this file's location instead.
 
 import logging
 import sys
+import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -14,7 +15,12 @@ if str(SRC) not in sys.path:
 
 
 def setup_logging(snakemake) -> logging.Logger:
-    """Log to the rule's log file (and stderr), including warnings from libraries."""
+    """Log to the rule's log file (and stderr), including warnings from libraries.
+
+    Every script calls this after its imports, just before its first line of work, so the
+    first line it logs is the job's start-up: the CPU this Python used so far (interpreter,
+    Snakemake's script preamble, the imports), read by benchmarks/workflow_cost.py."""
+    startup = time.process_time()
     handlers = [logging.StreamHandler()]
     if snakemake.log:
         handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
@@ -33,6 +39,7 @@ def setup_logging(snakemake) -> logging.Logger:
         log.critical("%s failed: %s", snakemake.rule, error, exc_info=(kind, error, traceback))
 
     sys.excepthook = log_uncaught
+    log.info("start-up %.2f s CPU before the first line of work", startup)
     return log
 
 

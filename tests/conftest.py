@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -81,9 +82,23 @@ def http_server(tmp_path):
 
 @pytest.fixture(scope="session")
 def test_run(tmp_path_factory, test_config) -> Path:
-    """The whole DAG of config/test.yaml, run once per session; returns its results/ folder."""
-    workdir = tmp_path_factory.mktemp("test_config_run")
-    snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
+    """The whole DAG of config/test.yaml, run once per session; returns its results/ folder.
+
+    Under pytest-xdist every worker has its own session, so the run lives in the folder the
+    workers share (the parent of each one's basetemp): the first worker to ask runs it under
+    a file lock, the other waits for it and reads the same outputs."""
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    workdir = shared / "test_config_run"
+    with FileLock(str(shared / "test_config_run.lock")):
+        if not (workdir / "finished").exists():
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir()
+            snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
+            (workdir / "finished").touch()
     return workdir / "results"
 
 

@@ -3,10 +3,14 @@
 The cluster comes from tests/slurm/start-cluster.sh (Debian's munge/slurmctld/slurmd, a
 fake GPU GRES). The profile is workflow/profiles/slurm with only the partition edited,
 plus the two settings a cluster without accounting needs (squeue status, short first poll).
-One run checks: (a) every non-local job went through sbatch, (b) GPU rules arrived with a
-GPU and CPU rules without, (c) the outputs equal a local run's with the same seeds, and
-(d) with ``training.fail_once`` every training job fails once, is resubmitted and the run
-completes.
+
+By default a short chain of three jobs (QSurv's prepare on gbsg2, then two training jobs)
+checks: (a) every job went through sbatch with the profile, (b) the GPU rule was submitted
+with a GPU and its memory, the CPU rule without a GPU, (c) with ``training.fail_once`` each
+training job fails once, is resubmitted and the run completes, which also needs (d) the
+squeue status polling to see every job end, and (e) the predictions equal a local run's.
+The same checks on QSurv's whole chain (≈ 30 SLURM jobs, ≈ 5 minutes) are opt-in:
+``pytest -m slow tests/slurm``.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ import yaml
 from repro.common.io import read_npz
 from tests.conftest import ROOT, snakemake
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = pytest.mark.slurm
 
 SLURM_DIR = ROOT / "tests" / "slurm"
 TEST_CONFIG = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
 Q = TEST_CONFIG["papers"]["qsurv"]
 LOCAL_RULES = {"claims_report", "download_dataset", "all", "qsurv"}
+SHORT_METHODS = ["qsurv", "coxph"]  # the time-LoRA model and a baseline, on gbsg2
+SHORT_TARGETS = [f"results/qsurv/predictions/gbsg2/{m}.npz" for m in SHORT_METHODS]
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +68,7 @@ def _profile(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def slurm_run(cluster, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("slurm")
+def _run_on_slurm(cluster, tmp: Path, *targets: str) -> tuple[Path, str]:
     config = copy.deepcopy(TEST_CONFIG)
     config["papers"]["qsurv"]["training"]["fail_once"] = True
     # QSurv's chain covers every kind of rule (CPU, GPU, local); the other papers' would only
@@ -80,6 +84,7 @@ def slurm_run(cluster, tmp_path_factory):
         "--configfile",
         str(config_path),
         "--replace-workflow-config",
+        *targets,
         workdir=workdir,
         env=cluster,
         timeout=1200,
@@ -87,19 +92,37 @@ def slurm_run(cluster, tmp_path_factory):
     return workdir, result.stdout + result.stderr
 
 
-@pytest.fixture(scope="module")
-def local_run(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("local")
+def _run_locally(tmp: Path, *targets: str) -> Path:
     snakemake(
         "--cores",
         "2",
         "--configfile",
         str(ROOT / "config/test.yaml"),
         "--replace-workflow-config",
-        "results/qsurv/claims.json",
-        workdir=workdir,
+        *targets,
+        workdir=tmp,
     )
-    return workdir
+    return tmp
+
+
+@pytest.fixture(scope="module")
+def short_run(cluster, tmp_path_factory):
+    return _run_on_slurm(cluster, tmp_path_factory.mktemp("slurm_short"), *SHORT_TARGETS)
+
+
+@pytest.fixture(scope="module")
+def short_local_run(tmp_path_factory):
+    return _run_locally(tmp_path_factory.mktemp("local_short"), *SHORT_TARGETS)
+
+
+@pytest.fixture(scope="module")
+def slurm_run(cluster, tmp_path_factory):
+    return _run_on_slurm(cluster, tmp_path_factory.mktemp("slurm"))
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory):
+    return _run_locally(tmp_path_factory.mktemp("local"), "results/qsurv/claims.json")
 
 
 def _submitted(log: str) -> dict[str, list[str]]:
@@ -111,6 +134,51 @@ def _submitted(log: str) -> dict[str, list[str]]:
     return jobs
 
 
+def _job(jobid: str, env: dict) -> str:
+    """``scontrol show job`` of a finished job (kept for MinJobAge=300 s)."""
+    done = subprocess.run(
+        ["scontrol", "show", "job", jobid],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, **env},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_short_chain_through_sbatch_with_resources_and_a_retry(short_run, cluster):
+    workdir, log = short_run
+    submitted = _submitted(log)
+    assert len(submitted["qsurv_prepare"]) == 1
+    # (c) each training job failed once (injected), was resubmitted, and the run completed
+    assert len(submitted["qsurv_train"]) == 2 * len(SHORT_METHODS)
+    assert log.count("injected fault (training.fail_once)") >= len(SHORT_METHODS)
+    assert set(submitted) == {"qsurv_prepare", "qsurv_train"}
+    # (b) what SLURM was asked for: the GPU rule a GPU and its memory, the CPU rule no GPU
+    memory = Q["resources"]["train"]["mem_mb"]
+    for jobid in submitted["qsurv_train"]:
+        job = _job(jobid, cluster)
+        assert re.search(r"TresPerJob=gres[:/]gpu[:=]1\b", job), job
+        assert f"MinMemoryNode={memory}M" in job, job
+    assert not re.search(r"gres[:/]gpu", _job(submitted["qsurv_prepare"][0], cluster))
+    for method in SHORT_METHODS:
+        record = json.loads((workdir / f"results/qsurv/models/gbsg2/{method}.json").read_text())
+        provenance = record["provenance"]
+        assert provenance["slurm_job_id"] in submitted["qsurv_train"]
+        assert provenance["cuda_visible_devices"] == "0"  # fake GRES: a device, torch finds none
+        assert provenance["device"] == "cpu"
+
+
+def test_short_chain_equals_a_local_run(short_run, short_local_run):
+    workdir, _ = short_run
+    for target in SHORT_TARGETS:
+        on_slurm, local = read_npz(workdir / target), read_npz(short_local_run / target)
+        for key in ("surv_metric", "surv_truth", "epochs"):  # all but the timings
+            np.testing.assert_array_equal(on_slurm[key], local[key])
+
+
+@pytest.mark.slow
 def test_every_job_went_through_sbatch(slurm_run):
     workdir, log = slurm_run
     submitted = _submitted(log)
@@ -134,6 +202,7 @@ def test_every_job_went_through_sbatch(slurm_run):
     assert metrics["provenance"]["slurm_job_id"] in submitted["qsurv_evaluate"]
 
 
+@pytest.mark.slow
 def test_gpu_rules_got_a_gpu_and_cpu_rules_none(slurm_run):
     workdir, _ = slurm_run
     models = workdir / "results/qsurv/models"
@@ -148,6 +217,7 @@ def test_gpu_rules_got_a_gpu_and_cpu_rules_none(slurm_run):
     assert metrics["provenance"]["cuda_visible_devices"] is None
 
 
+@pytest.mark.slow
 def test_outputs_equal_a_local_run(slurm_run, local_run):
     workdir, _ = slurm_run
     for dataset, methods in [(d, Q["synthetic_methods"]) for d in Q["synthetic"]["scenarios"]] + [

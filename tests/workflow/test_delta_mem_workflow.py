@@ -14,7 +14,7 @@ from repro.delta_mem.evaluate import EvalConfig, evaluate_seed
 from repro.delta_mem.train import TaskConfig
 from tests.conftest import ROOT, assert_claims_report_lists
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 P = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["papers"]["delta_mem"]
 

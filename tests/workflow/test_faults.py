@@ -22,7 +22,7 @@ import yaml
 from repro.common.io import read_npz
 from tests.conftest import ROOT, snakemake, snakemake_command, snakemake_env
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 TARGET = "results/qsurv/predictions/loglogistic/qsurv.npz"
 

@@ -11,7 +11,7 @@ import yaml
 
 from tests.conftest import ROOT, assert_claims_report_lists
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 P = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["papers"]["helpful_only"]
 

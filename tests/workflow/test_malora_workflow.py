@@ -20,7 +20,7 @@ from tests.conftest import ROOT, assert_claims_report_lists, snakemake
 from tests.malora.malora_helpers import tiny_clip_fixture
 from tests.malora.nli_fixture import tiny_nli_fixture
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 CONFIG = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
 P = CONFIG["papers"]["malora"]

@@ -13,7 +13,7 @@ from repro.plsa.claims import MIN_EFFECTS
 from repro.plsa.study import EstimatorStudyConfig, one_repetition
 from tests.conftest import ROOT, assert_claims_report_lists
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 P = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["papers"]["plsa"]
 

@@ -20,7 +20,7 @@ from repro.r3_adapter.scenes import SceneConfig
 from repro.r3_adapter.train import fresh_adapted
 from tests.conftest import ROOT, assert_claims_report_lists
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 P = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["papers"]["r3_adapter"]
 DOMAINS = ["clean", "severity1", "severity2", "severity3"]

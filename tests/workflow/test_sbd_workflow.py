@@ -19,7 +19,7 @@ from repro.sbd.recovery import recovery_metrics
 from tests.conftest import ROOT, assert_claims_report_lists, snakemake
 from tests.sbd.test_sbd_graphs import write_snap, write_suitesparse
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 TEST_CONFIG = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
 P = TEST_CONFIG["papers"]["sbd"]

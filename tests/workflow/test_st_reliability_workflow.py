@@ -16,7 +16,7 @@ from repro.st_reliability.predict import load, predict_line
 from repro.st_reliability.sentences import CellIndex, basal_sentences
 from tests.conftest import ROOT, assert_claims_report_lists
 
-pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+pytestmark = pytest.mark.workflow
 
 P = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())["papers"]["st_reliability"]
 STRONG, NEGATIVE = "shared_program_strong", "no_shared_program"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # torch is imported where a device is chosen, not by the Snakefile
+    import torch
 
 CHOICES = ("auto", "cpu", "cuda")
 
@@ -13,6 +16,8 @@ def select_device(name: str = "auto") -> torch.device:
     On a SLURM node with a fake GRES, ``CUDA_VISIBLE_DEVICES`` may be set with no device
     behind it: ``torch.cuda.is_available()`` is then false and ``auto`` falls back to CPU.
     """
+    import torch
+
     if name not in CHOICES:
         raise ValueError(f"device must be one of {CHOICES}, got {name!r}")
     if name == "cpu":

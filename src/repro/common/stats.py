@@ -8,7 +8,6 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 INTERVALS = ("t", "bootstrap")
 
@@ -73,6 +72,8 @@ def paired_difference(
     low = high = math.nan
     if len(diffs) > 1 and np.isfinite(diffs).all():
         if method == "t":
+            from scipy import stats  # here: the Snakefile imports this module (config checks)
+
             sem = float(diffs.std(ddof=1)) / math.sqrt(len(diffs))
             half = stats.t.ppf(0.5 + confidence / 2, df=len(diffs) - 1) * sem
             low, high = mean - half, mean + half
