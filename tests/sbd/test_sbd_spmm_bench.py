@@ -55,7 +55,6 @@ def _busy_core(seconds: float):
         hog.wait()
 
 
-@pytest.mark.slow
 def test_the_cpu_speedup_verdict_does_not_depend_on_a_busy_core():
     sbd = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["sbd"]
     graph = {k: v for k, v in sbd["datasets"]["planted"].items() if k != "kind"}
