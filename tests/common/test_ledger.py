@@ -39,7 +39,7 @@ from repro.common.ledger import (
     claims_rst,
     summary_line,
 )
-from repro.common.ledger_page import claims_page
+from repro.common.ledger_page import FOLD_AFTER, claims_page
 
 
 def _entry(id, verdict, claim=None, **extra):
@@ -208,3 +208,17 @@ def test_paper_page_has_both_tables_escaped_and_readable_widths():
     only_claims = _Cells()
     only_claims.feed(claims_page(*PAPERS[1]))
     assert len(only_claims.tables) == 1
+
+
+def test_long_details_fold_so_that_a_row_stays_shorter_than_the_window():
+    parts = [f"condition {i}: inconclusive, +0.01 [-0.02, +0.04]" for i in range(80)]
+    long = "; ".join(parts)
+    page = claims_page("P", [_entry("c", INCONCLUSIVE, details=long)])
+    assert page.count("<details>") == 1
+    folded = re.search(r"<summary>(.*?)</summary>(.*?)</details>", page, re.S)
+    shown, rest = (html.unescape(g) for g in folded.groups())
+    assert len(shown) <= FOLD_AFTER + len(" … (more)") and shown.endswith(" … (more)")
+    assert shown.startswith("condition 0:") and shown[: -len(" … (more)")].endswith(";")
+    assert shown[: -len(" … (more)")] + rest == long  # nothing lost, it opens on a click
+    short = claims_page("P", [_entry("c", INCONCLUSIVE, details=parts[0])])
+    assert "<details>" not in short and parts[0] in html.unescape(short)

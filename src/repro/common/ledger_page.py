@@ -36,6 +36,7 @@ th { background: #f1f5f9; position: sticky; top: 0; }
 td.claim div, td.check div, td.paper div, td.criterion div, td.details div {
     overflow-wrap: anywhere; }
 .verdict { font-weight: 600; }
+summary { cursor: pointer; }
 .reproduced, .passed { color: #15803d; }
 .contradicted, .failed, .not-reproduced { color: #b91c1c; }
 .inconclusive { color: #b45309; }
@@ -49,6 +50,23 @@ def _slug(text: str) -> str:
     return text.split(" ")[0] if text.startswith("measured") else text.replace(" ", "-")
 
 
+# Details longer than this are folded: their first part shows, the rest opens on a click, so
+# that one claim's per-condition listing (ST reliability's run to 4,000 characters) does not
+# make its row taller than the window.
+FOLD_AFTER = 360
+
+
+def _details(text: str) -> str:
+    if len(text) <= FOLD_AFTER:
+        return html.escape(text)
+    cut = text.rfind("; ", 0, FOLD_AFTER)
+    cut = cut + 1 if cut > FOLD_AFTER // 2 else FOLD_AFTER
+    return (
+        f"<details><summary>{html.escape(text[:cut])} … (more)</summary>"
+        f"{html.escape(text[cut:])}</details>"
+    )
+
+
 def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     classes = [_slug(c) for c in columns]
     lines = ['<table class="ledger">', "<thead><tr>"]
@@ -57,7 +75,7 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     for row in rows:
         cells = []
         for name, text in zip(classes, row, strict=True):
-            content = html.escape(str(text))
+            content = _details(str(text)) if name == "details" else html.escape(str(text))
             if name == "verdict":
                 content = f'<span class="verdict {_slug(str(text))}">{content}</span>'
             cells.append(f'<td class="{name}"><div>{content}</div></td>')
