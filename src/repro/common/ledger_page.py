@@ -51,7 +51,7 @@ def _slug(text: str) -> str:
 
 
 # Details longer than this are folded: their first part shows, the rest opens on a click, so
-# that one claim's per-condition listing (ST reliability's run to 4,000 characters) does not
+# that one claim's per-condition listing (some run to 4,000 characters) does not
 # make its row taller than the window.
 FOLD_AFTER = 360
 

@@ -4,8 +4,8 @@ baseline measured in the same run; never a timed assertion in a test).
 Timings that decide a verdict must not depend on the machine's load. Other processes on the
 cores preempt a call (wall time) and, even where the process's CPU clock excludes the
 preemption, leave it a cold cache, which slows a short call relatively more than a long one:
-SBD's median CSR / SBD ratio fell from 4.4 to 3.5 with one busy process beside it, while the
-ratio of the minima stayed at 4.8–4.9. So the products of a comparison are called in turn
+a factorised kernel's median speedup fell from 4.4 to 3.5 with one busy process beside it,
+while the ratio of the minima stayed at 4.8–4.9. So the products of a comparison are called in turn
 (A, B, A, B, …), which spreads a change of load over all of them, and the ratio is taken
 between their fastest calls, the ones that other load disturbed least
 (:func:`interleaved_times`, :func:`summary`, :func:`ratio_of_minima`).
