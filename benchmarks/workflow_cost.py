@@ -1,15 +1,16 @@
 """Where a finished run spent its CPU: per paper, per rule, and before the first line of work.
 
-Reads the ``benchmark:`` files of a finished run (``results/<paper>/benchmarks/**/*.tsv``,
-Snakemake's TSV: ``s``, ``cpu_time``, ``max_rss`` ...) and the start-up line every script
-writes to its log (``scripts/_bootstrap.py``'s ``setup_logging``: the CPU seconds the job's
+Every script job logs two lines (``scripts/_bootstrap.py``): its start-up (the CPU its
 Python used for interpreter start, Snakemake's script preamble and the script's imports,
-before its first line of work), and prints one table per paper and per rule.
+before the first line of work) and, at exit, the job's whole CPU (its own and its finished
+child processes', from ``getrusage``). Those are the CPU columns, for every script job. The
+``benchmark:`` files (``results/<paper>/benchmarks/**/*.tsv``) add wall time and peak RSS of
+the rules that have one, and their own ``cpu_time`` for comparison: Snakemake samples a
+job's CPU every 0.5 s for 15 s and then every 30 s, so a job longer than 15 s loses the CPU
+it used after its last sample (up to 30 s a job).
 
 Run: ``python benchmarks/workflow_cost.py [RUN_DIR] [--rules]`` (RUN_DIR: the run's working
-directory, the one holding ``results/`` and ``logs/``; default ``.``). Only rules with a
-``benchmark:`` count towards CPU; the start-up column covers every script job whose log
-was found, so its share is against the benchmarked CPU of the same rules.
+directory, the one holding ``results/`` and ``logs/``; default ``.``).
 """
 
 from __future__ import annotations
@@ -19,30 +20,36 @@ import csv
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-# written by scripts/_bootstrap.py:setup_logging
+# written by scripts/_bootstrap.py
 STARTUP = re.compile(r" rule\.(\w+): start-up ([0-9.]+) s CPU")
+JOB_CPU = re.compile(r" rule\.(\w+): job CPU ([0-9.]+) s in all")
 
 
 @dataclass
 class Cost:
     """Totals over the jobs of one paper or one rule."""
 
-    jobs: int = 0
+    jobs: int = 0  # script jobs whose log has the job-CPU line
     cpu: float = 0.0
-    wall: float = 0.0
-    max_rss: float = 0.0
-    startup_jobs: int = 0
     startup_cpu: float = 0.0
-    rules: set = field(default_factory=set)
+    bench_jobs: int = 0
+    bench_cpu: float = 0.0
+    bench_wall: float = 0.0
+    max_rss: float = 0.0
 
-    def add(self, cpu: float, wall: float, rss: float) -> None:
-        self.jobs += 1
-        self.cpu += cpu
-        self.wall += wall
+    def add_bench(self, cpu: float, wall: float, rss: float) -> None:
+        self.bench_jobs += 1
+        self.bench_cpu += cpu
+        self.bench_wall += wall
         self.max_rss = max(self.max_rss, rss)
+
+    def add(self, other: Cost) -> None:
+        for name in ("jobs", "cpu", "startup_cpu", "bench_jobs", "bench_cpu", "bench_wall"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.max_rss = max(self.max_rss, other.max_rss)
 
     @property
     def startup_share(self) -> float:
@@ -78,50 +85,52 @@ def rule_of(paper: str, benchmark: Path, root: Path) -> str:
 
 
 def collect(run_dir: Path) -> tuple[dict[str, Cost], dict[str, Cost]]:
-    """({paper: Cost}, {rule: Cost}) of the run in ``run_dir``."""
+    """({paper: Cost}, {rule: Cost}) of the run in ``run_dir``. A log directly under logs/
+    (the workflow's own rules, e.g. the claims report) counts as paper ``workflow``."""
     papers: dict[str, Cost] = defaultdict(Cost)
     rules: dict[str, Cost] = defaultdict(Cost)
+    logs = run_dir / "logs"
+    for log in sorted(logs.rglob("*.log")):
+        text = log.read_text(errors="replace")
+        job = JOB_CPU.search(text)
+        if not job:
+            continue
+        parts = log.relative_to(logs).parts
+        paper = parts[0] if len(parts) > 1 else "workflow"
+        startup = STARTUP.search(text)
+        for cost in (rules[job.group(1)], papers[paper]):
+            cost.jobs += 1
+            cost.cpu += float(job.group(2))
+            cost.startup_cpu += float(startup.group(2)) if startup else 0.0
     for root in sorted((run_dir / "results").glob("*/benchmarks")):
         paper = root.parent.name
         for path in sorted(root.rglob("*.tsv")):
             cpu, wall, rss, rule = read_benchmark(path)
-            rule = rule or rule_of(paper, path, root)
-            papers[paper].add(cpu, wall, rss)
-            papers[paper].rules.add(rule)
-            rules[rule].add(cpu, wall, rss)
-    for log in sorted((run_dir / "logs").rglob("*.log")):
-        match = STARTUP.search(log.read_text(errors="replace"))
-        if match and match.group(1) in rules:
-            rule, seconds = match.group(1), float(match.group(2))
-            paper = log.relative_to(run_dir / "logs").parts[0]
-            for cost in (rules[rule], papers[paper]):
-                cost.startup_jobs += 1
-                cost.startup_cpu += seconds
+            for cost in (rules[rule or rule_of(paper, path, root)], papers[paper]):
+                cost.add_bench(cpu, wall, rss)
     return dict(papers), dict(rules)
 
 
 def table(costs: dict[str, Cost], name: str) -> str:
     """A Markdown table, most CPU first, with a total row."""
     lines = [
-        f"| {name} | jobs | CPU s | wall s | start-up CPU s | start-up share | max RSS MB |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        f"| {name} | jobs | CPU s | start-up CPU s | start-up share | benchmarked jobs "
+        "| their wall s | their benchmark-file CPU s | max RSS MB |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     total = Cost()
     for key, cost in sorted(costs.items(), key=lambda item: -item[1].cpu):
         lines.append(_row(key, cost))
-        total.jobs += cost.jobs
-        total.cpu += cost.cpu
-        total.wall += cost.wall
-        total.max_rss = max(total.max_rss, cost.max_rss)
-        total.startup_cpu += cost.startup_cpu
+        total.add(cost)
     lines.append(_row("total", total))
     return "\n".join(lines)
 
 
 def _row(key: str, cost: Cost) -> str:
     return (
-        f"| {key} | {cost.jobs} | {cost.cpu:.0f} | {cost.wall:.0f} | {cost.startup_cpu:.0f} "
-        f"| {cost.startup_share:.0%} | {cost.max_rss:.0f} |"
+        f"| {key} | {cost.jobs} | {cost.cpu:.0f} | {cost.startup_cpu:.0f} "
+        f"| {cost.startup_share:.0%} | {cost.bench_jobs} | {cost.bench_wall:.0f} "
+        f"| {cost.bench_cpu:.0f} | {cost.max_rss:.0f} |"
     )
 
 
@@ -132,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     papers, rules = collect(args.run_dir)
     if not papers:
-        parser.error(f"no results/*/benchmarks/*.tsv under {args.run_dir}")
+        parser.error(f"no job logs with a job-CPU line under {args.run_dir}/logs")
     print(table(papers, "paper"))
     if args.rules:
         print()

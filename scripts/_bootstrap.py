@@ -4,7 +4,9 @@ Snakemake adds only the script's own folder to sys.path (and conda jobs drop PYT
 so the package is found through this file's location instead.
 """
 
+import atexit
 import logging
+import resource
 import sys
 import time
 from pathlib import Path
@@ -19,7 +21,9 @@ def setup_logging(snakemake) -> logging.Logger:
 
     Every script calls this after its imports, just before its first line of work, so the
     first line it logs is the job's start-up: the CPU this Python used so far (interpreter,
-    Snakemake's script preamble, the imports), read by benchmarks/workflow_cost.py."""
+    Snakemake's script preamble, the imports); its last line is the job's whole CPU. Both
+    are read by benchmarks/workflow_cost.py: Snakemake's benchmark files sample CPU every
+    30 s after a job's first 15 s and miss what a job uses after its last sample."""
     startup = time.process_time()
     handlers = [logging.StreamHandler()]
     if snakemake.log:
@@ -40,7 +44,21 @@ def setup_logging(snakemake) -> logging.Logger:
 
     sys.excepthook = log_uncaught
     log.info("start-up %.2f s CPU before the first line of work", startup)
+    atexit.register(_log_job_cpu, log)  # runs before logging's own exit hook closes the file
     return log
+
+
+def _log_job_cpu(log: logging.Logger) -> None:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own_cpu = own.ru_utime + own.ru_stime
+    children_cpu = children.ru_utime + children.ru_stime
+    log.info(
+        "job CPU %.2f s in all (this Python %.2f s, its finished child processes %.2f s)",
+        own_cpu + children_cpu,
+        own_cpu,
+        children_cpu,
+    )
 
 
 def read_json_inputs(paths) -> list:

@@ -47,38 +47,54 @@ def run(tmp_path) -> Path:
     # the extended format names the rule, whatever the file is called
     extended_row = _row(20.0, 500, 19.0) + "\t1\tdm_sweep\t{}\t{}\t1\n"
     _write(other / "sweep/seed0.tsv", EXTENDED + extended_row)
-    _write(other / "cost.tsv", SHORT + _row(3.0, 50, 2.0) + "\n")
     logs = tmp_path / "logs"
-    line = "2026-12-02 04:00:00,000 INFO rule.{}: start-up {} s CPU before the first line of work\n"
-    _write(logs / "qsurv/train/a/qsurv.log", line.format("qsurv_train", 2.5) + "later\n")
-    _write(logs / "qsurv/train/b/qsurv.log", line.format("qsurv_train", 1.5))
-    _write(logs / "qsurv/prepare/a.log", line.format("qsurv_prepare", 9.0))  # no benchmark
-    _write(logs / "delta_mem/sweep/seed0.log", line.format("dm_sweep", 4.0))
-    _write(logs / "delta_mem/cost.log", "no start-up line\n")
+    start = (
+        "2026-12-02 04:00:00,000 INFO rule.{}: start-up {} s CPU before the first line of work\n"
+    )
+    done = "2026-12-02 04:00:09,000 INFO rule.{}: job CPU {} s in all (this Python 1 s, ...)\n"
+
+    def job(path, rule, startup, cpu):
+        _write(logs / path, start.format(rule, startup) + "work\n" + done.format(rule, cpu))
+
+    job("qsurv/train/a/qsurv.log", "qsurv_train", 2.5, 11.0)
+    job("qsurv/train/b/qsurv.log", "qsurv_train", 1.5, 6.0)
+    job("qsurv/evaluate/a.log", "qsurv_evaluate", 1.0, 3.0)
+    job("qsurv/prepare/a.log", "qsurv_prepare", 9.0, 10.0)  # no benchmark file
+    job("delta_mem/sweep/seed0.log", "dm_sweep", 4.0, 25.0)
+    job("claims_report.log", "claims_report", 0.5, 1.0)  # a workflow rule, not a paper's
+    # a job that failed before its exit hook (or a log of a non-script rule): not counted
+    _write(logs / "delta_mem/cost.log", start.format("delta_mem_cost", 1.0))
     return tmp_path
 
 
 def test_sums_per_paper_and_rule(workflow_cost, run):
     papers, rules = workflow_cost.collect(run)
-    assert set(papers) == {"qsurv", "delta_mem"}
-    assert set(rules) == {"qsurv_train", "qsurv_evaluate", "dm_sweep", "delta_mem_cost"}
+    assert set(papers) == {"qsurv", "delta_mem", "workflow"}
+    assert set(rules) == {
+        "qsurv_train",
+        "qsurv_evaluate",
+        "qsurv_prepare",
+        "dm_sweep",
+        "claims_report",
+    }
     q = papers["qsurv"]
-    assert (q.jobs, q.cpu, q.wall, q.max_rss) == (3, 8.5 + 4.0 + 1.5, 10 + 5 + 2 + 2, 300)
-    assert q.startup_cpu == 2.5 + 1.5 and q.startup_jobs == 2  # prepare has no benchmark
-    assert math.isclose(q.startup_share, 4.0 / 14.0)
-    assert (rules["qsurv_train"].jobs, rules["qsurv_train"].cpu) == (2, 12.5)
-    assert rules["qsurv_evaluate"].startup_cpu == 0
+    assert (q.jobs, q.cpu, q.startup_cpu) == (4, 11.0 + 6.0 + 3.0 + 10.0, 14.0)
+    assert (q.bench_jobs, q.bench_cpu, q.bench_wall, q.max_rss) == (3, 14.0, 19.0, 300)
+    assert math.isclose(q.startup_share, 14.0 / 30.0)
+    train = rules["qsurv_train"]
+    assert (train.jobs, train.cpu, train.bench_cpu) == (2, 17.0, 12.5)
+    assert (rules["qsurv_prepare"].jobs, rules["qsurv_prepare"].bench_jobs) == (1, 0)
     d = papers["delta_mem"]
-    assert (d.jobs, d.cpu, d.startup_cpu) == (2, 21.0, 4.0)
-    assert rules["delta_mem_cost"].startup_jobs == 0
+    assert (d.jobs, d.cpu, d.startup_cpu, d.bench_cpu) == (1, 25.0, 4.0, 19.0)
+    assert (papers["workflow"].jobs, papers["workflow"].cpu) == (1, 1.0)
 
 
 def test_table_has_a_total_row_and_orders_by_cpu(workflow_cost, run):
     papers, _ = workflow_cost.collect(run)
     lines = workflow_cost.table(papers, "paper").splitlines()
-    assert lines[2].startswith("| delta_mem | 2 | 21 |")
-    assert lines[3].startswith("| qsurv | 3 | 14 | 19 | 4 | 29% |")
-    assert lines[-1] == "| total | 5 | 35 | 42 | 8 | 23% | 500 |"
+    assert lines[2].startswith("| qsurv | 4 | 30 | 14 | 47% | 3 | 19 | 14 | 300 |")
+    assert lines[3].startswith("| delta_mem | 1 | 25 | 4 | 16% | 1 | 20 | 19 | 500 |")
+    assert lines[-1] == "| total | 6 | 56 | 18 | 33% | 4 | 39 | 33 | 500 |"
 
 
 def test_command_line_prints_both_tables(run):
@@ -86,6 +102,35 @@ def test_command_line_prints_both_tables(run):
         [sys.executable, str(SCRIPT), str(run), "--rules"], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert "| paper | jobs |" in done.stdout and "| qsurv_train | 2 | 12 |" in done.stdout
-    empty = subprocess.run([sys.executable, str(SCRIPT), str(run / "logs")], capture_output=True)
+    assert "| paper | jobs |" in done.stdout and "| qsurv_train | 2 | 17 |" in done.stdout
+    empty = subprocess.run([sys.executable, str(SCRIPT), str(run / "results")], capture_output=True)
     assert empty.returncode == 2
+
+
+def test_bootstrap_logs_the_whole_cpu_of_a_job_with_its_children(workflow_cost, tmp_path):
+    """A real script through scripts/_bootstrap.py: the exit line counts the CPU the script
+    burned itself and in a child process, which a benchmark file sampled every 30 s misses."""
+    log = tmp_path / "logs/paper/job.log"
+    log.parent.mkdir(parents=True)
+    script = tmp_path / "job.py"
+    script.write_text(
+        f"""import subprocess, sys, time
+sys.path.insert(0, {str(ROOT / "scripts")!r})
+from types import SimpleNamespace
+from _bootstrap import setup_logging
+setup_logging(SimpleNamespace(log=[{str(log)!r}], rule="paper_step"))
+def burn(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+burn(0.6)
+subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() + 0.6\\n"
+                "while time.process_time() < end: pass"], check=True)
+"""
+    )
+    subprocess.run([sys.executable, str(script)], check=True, capture_output=True)
+    papers, rules = workflow_cost.collect(tmp_path)
+    cost = rules["paper_step"]
+    assert cost.jobs == 1 and 1.2 <= cost.cpu < 2.5, log.read_text()
+    assert 0 < cost.startup_cpu < 0.6
+    assert "its finished child processes 0.6" in log.read_text()
