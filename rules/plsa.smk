@@ -1,7 +1,7 @@
 # PLSA: graph domain adaptation under conditional structure shift.
 # Estimator studies (no training): error of the target edge class-pair distribution vs
-# edges and vs shift type. End to end: prepare CSBM graphs -> train a GNN per method
-# (all seeds) -> evaluate per data set -> figures (from metrics only) -> claims.
+# edges and vs shift type. End to end: prepare CSBM graphs -> train a GNN per method and
+# seed (one job per data set) -> evaluate per data set -> figures (from metrics) -> claims.
 
 
 include: "plsa_helpers.smk"
@@ -57,11 +57,11 @@ rule plsa_train:
     input:
         data="results/plsa/data/{dataset}.npz",
     output:
-        run="results/plsa/runs/{dataset}/{method}.json",
+        runs=directory("results/plsa/runs/{dataset}"),
     log:
-        "logs/plsa/train/{dataset}/{method}.log",
+        "logs/plsa/train/{dataset}.log",
     benchmark:
-        "results/plsa/benchmarks/train/{dataset}/{method}.tsv"
+        "results/plsa/benchmarks/train/{dataset}.tsv"
     wildcard_constraints:
         **PLSA_WILDCARDS,
     conda:
@@ -72,6 +72,7 @@ rule plsa_train:
         mem_mb=lookup(dpath="papers/plsa/resources/train/mem_mb", within=config),
         runtime=lookup(dpath="papers/plsa/resources/train/runtime", within=config),
     params:
+        methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
         training=lookup(dpath="papers/plsa/end_to_end/training", within=config),
         device=config["device"],
     script:
@@ -80,7 +81,7 @@ rule plsa_train:
 
 rule plsa_evaluate:
     input:
-        runs=plsa_runs,
+        runs="results/plsa/runs/{dataset}",
     output:
         metrics="results/plsa/metrics/{dataset}.json",
     log:

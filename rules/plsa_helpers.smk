@@ -26,14 +26,6 @@ def plsa_dataset_methods(name):
     return [m for m in plsa_methods() if m in chosen]
 
 
-def plsa_runs(wildcards):
-    """One file per method of the data set, in plsa_dataset_methods order (the script zips)."""
-    return [
-        f"results/plsa/runs/{wildcards.dataset}/{m}.json"
-        for m in plsa_dataset_methods(wildcards.dataset)
-    ]
-
-
 def plsa_raw_inputs(wildcards):
     """Downloaded source and target graphs of a real pair; nothing for CSBM settings."""
     spec = plsa_dataset(wildcards.dataset)

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from _bootstrap import setup_logging
 
 from repro.plsa.end_to_end import aggregate
@@ -6,6 +8,6 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
 aggregate(
     sm.wildcards.dataset,
-    dict(zip(sm.params.methods, sm.input.runs, strict=True)),
+    {method: str(Path(sm.input.runs) / f"{method}.json") for method in sm.params.methods},
     sm.output.metrics,
 )
