@@ -3,28 +3,44 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from repro.common.claims import over_seeds
 
 
-def cell_jaccard(U1, V1, U2, V2) -> float:
-    """|U1×V1 ∩ U2×V2| / |U1×V1 ∪ U2×V2|, from the sides alone."""
-    inter = len(np.intersect1d(U1, U2)) * len(np.intersect1d(V1, V2))
-    union = len(U1) * len(V1) + len(U2) * len(V2) - inter
-    return inter / union if union else 1.0
+def _membership(sides, size: int) -> sparse.csr_matrix:
+    """(blocks × size) 0/1 matrix: row b marks the indices in ``sides[b]``."""
+    lengths = [len(side) for side in sides]
+    indices = np.concatenate([np.asarray(side, dtype=np.int64) for side in sides] or [[]])
+    indptr = np.concatenate([[0], np.cumsum(lengths)])
+    data = np.ones(len(indices), dtype=np.int64)
+    return sparse.csr_matrix((data, indices, indptr), shape=(len(sides), size))
 
 
 def best_match(truth: dict, found: dict) -> np.ndarray:
-    """Per planted block, the best Jaccard over recovered factors of the same sign."""
-    scores = []
-    for U, V, s in zip(truth["rows"], truth["cols"], truth["signs"], strict=True):
-        same = [
-            cell_jaccard(U, V, U2, V2)
-            for U2, V2, s2 in zip(found["rows"], found["cols"], found["signs"], strict=True)
-            if s2 == s
-        ]
-        scores.append(max(same, default=0.0))
-    return np.asarray(scores)
+    """Per planted block, the best Jaccard |U1×V1 ∩ U2×V2| / |U1×V1 ∪ U2×V2| over recovered
+    factors of the same sign (0 where none has it). A product set's intersection is the
+    product of the sides' intersections, so every pair comes from two sparse products."""
+    if not len(truth["rows"]):
+        return np.zeros(0)
+    if not len(found["rows"]):
+        return np.zeros(len(truth["rows"]))
+    sides = {}
+    for key in ("rows", "cols"):
+        size = 1 + max(int(np.max(s, initial=-1)) for s in (*truth[key], *found[key]))
+        planted, recovered = (_membership(d[key], size) for d in (truth, found))
+        shared = (planted @ recovered.T).toarray()
+        sides[key] = (shared, planted.sum(1).A1, recovered.sum(1).A1)
+    (rows, planted_rows, found_rows), (cols, planted_cols, found_cols) = sides.values()
+    inter = rows * cols
+    union = (
+        np.outer(planted_rows * planted_cols, np.ones(len(found_rows)))
+        + (found_rows * found_cols)[None, :]
+        - inter
+    )
+    jaccard = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
+    same_sign = np.equal.outer(np.asarray(truth["signs"]), np.asarray(found["signs"]))
+    return np.where(same_sign, jaccard, 0.0).max(axis=1)
 
 
 def recovery_metrics(truth: dict, found: dict) -> dict:
