@@ -250,7 +250,7 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
         ours = _by_seed(seeds, block["methods"][spec["method"]][metric]["per_seed"])
         errors = block.get("errors", {}).get(spec["method"]) or [None] * len(seeds)
         failed += [
-            f"{label} seed {s}: {err or 'no value'}"
+            (f"{label} seed {s}", err or "no value")
             for s, err in zip(seeds, errors, strict=True)
             if s in missing_seeds(ours)
         ]
@@ -262,7 +262,9 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
     result = all_hold(claim_id, parts)
     if not failed:
         return result
-    reason = f"{spec['method']} has no value on {'; '.join(failed)}"
+    where = ", ".join(name for name, _ in failed)
+    more = f" (the first seed's error; {len(failed)} seeds)" if len(failed) > 1 else ""
+    reason = f"{spec['method']} has no value on {where}: {failed[0][1]}{more}"
     treatment = FAILED_SEED_NOTES[spec.get("failed_seed", "missing")].format(**spec)
     return dataclasses.replace(result, details=f"{reason} ({treatment}); {result.details}")
 
