@@ -160,6 +160,11 @@ rule malora_full_pixels:
         **MALORA_WILDCARDS,
     conda:
         "../envs/malora.yaml"
+    # an estimate, not a measurement: the largest split (SVHN, 26,032 images; SUN397's
+    # larger images) is held encoded in memory while one batch at a time is written
+    resources:
+        mem_mb=32000,
+        runtime=180,
     params:
         spec=malora_pixel_spec,
         model_files=malora_pixel_model_files,
