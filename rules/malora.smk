@@ -119,8 +119,9 @@ rule malora:
 
 
 # --- full scale: the KnOTS benchmarks (GPU) ------------------------------------------------
-# CLIP ViT-B/32 and ViT-L/14 on 8 vision tasks, and the NLI benchmark (Llama-3-8B, 6 tasks;
-# backbones with kind: nli). Inputs are the shared download rules' files (config/full.yaml:
+# CLIP ViT-B/32 and ViT-L/14 on 8 vision tasks (every image decoded and preprocessed once,
+# by malora_full_pixels), and the NLI benchmark (Llama-3-8B, 6 tasks; backbones with
+# kind: nli). Inputs are the shared download rules' files (config/full.yaml:
 # downloads.malora_*); an NLI backbone's model is a local folder (gated weights).
 
 
@@ -142,6 +143,33 @@ rule malora_full_tokenise:
         model_dir=lambda wildcards: malora_backbone(wildcards.backbone)["model_dir"],
     script:
         "../scripts/malora_full_tokenise.py"
+
+
+rule malora_full_pixels:
+    input:
+        files=malora_pixel_inputs,
+    output:
+        validation="results/malora/full/{backbone}/pixels/{task}/validation.npy",
+        test="results/malora/full/{backbone}/pixels/{task}/test.npy",
+        meta="results/malora/full/{backbone}/pixels/{task}/meta.json",
+    log:
+        "logs/malora/full/{backbone}/pixels_{task}.log",
+    benchmark:
+        "results/malora/benchmarks/full/{backbone}/pixels_{task}.tsv"
+    wildcard_constraints:
+        **MALORA_WILDCARDS,
+    conda:
+        "../envs/malora.yaml"
+    # an estimate, not a measurement: the largest split (SVHN, 26,032 images; SUN397's
+    # larger images) is held encoded in memory while one batch at a time is written
+    resources:
+        mem_mb=32000,
+        runtime=180,
+    params:
+        spec=malora_pixel_spec,
+        model_files=malora_pixel_model_files,
+    script:
+        "../scripts/malora_full_pixels.py"
 
 
 rule malora_full_individual:

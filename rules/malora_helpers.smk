@@ -32,22 +32,19 @@ def malora_is_nli(backbone):
     return malora_backbone(backbone).get("kind", "clip") == "nli"
 
 
-def malora_nli_tasks():
-    """Every task name of the NLI backbones (the tokenise rule's wildcard)."""
-    return {
-        t
-        for b in malora_full_backbones()
-        if malora_is_nli(b)
-        for t in malora_backbone(b)["tasks"]
-    }
+def malora_full_tasks():
+    """Every task name of the full-scale backbones (the tokenise and pixels rules' wildcard)."""
+    return {t for b in malora_full_backbones() for t in malora_backbone(b)["tasks"]}
 
 
 MALORA_WILDCARDS = dict(
     seed=r"\d+",
     backbone=one_of(malora_full_backbones()),
     method=one_of(malora_full_methods()),
-    task=one_of(malora_nli_tasks()),
+    task=one_of(malora_full_tasks()),
 )
+
+MALORA_PIXEL_PARTS = ["validation.npy", "test.npy", "meta.json"]
 
 
 def malora_section(wildcards=None):
@@ -112,8 +109,7 @@ def malora_full_files(backbone):
         "tasks": {
             task: {
                 "adapter": adapters[task],
-                "calibration": [download_path(n) for n in t["calibration"]],
-                "test": [download_path(n) for n in t["test"]],
+                "pixels": malora_pixels_dir(backbone, task),
                 "templates": t["templates"],
             }
             for task, t in spec["tasks"].items()
@@ -121,14 +117,46 @@ def malora_full_files(backbone):
     }
 
 
+def malora_pixels_dir(backbone, task):
+    return f"results/malora/full/{backbone}/pixels/{task}"
+
+
 def malora_full_inputs(wildcards):
     """Every file a full-scale job of this backbone reads (for the DAG)."""
     files = malora_full_files(wildcards.backbone)
     paths = list(files.get("model", []))
     for task in files["tasks"].values():
-        paths += task["adapter"] + task.get("calibration", []) + task.get("test", [])
+        paths += task["adapter"]
         paths += [task["data"]] if "data" in task else []
+        if "pixels" in task:
+            paths += [f"{task['pixels']}/{part}" for part in MALORA_PIXEL_PARTS]
     return paths
+
+
+def malora_pixel_spec(wildcards):
+    """What the pixels step reads of one vision task: every test shard, the split's size,
+    KnOTS's holdout (its shuffled indices, a download, or a seeded shuffle)."""
+    task = malora_backbone(wildcards.backbone)["tasks"][wildcards.task]
+    holdout = dict(task["holdout"])
+    indices = holdout.pop("indices", None)
+    return {
+        "test": [download_path(n) for n in task["test"]],
+        "rows": task["rows"],
+        "holdout": holdout,
+        "indices": download_path(indices) if indices else None,
+    }
+
+
+def malora_pixel_model_files(wildcards):
+    return [
+        download_path(n) for n in malora_backbone(wildcards.backbone)["model_files"]
+    ]
+
+
+def malora_pixel_inputs(wildcards):
+    spec = malora_pixel_spec(wildcards)
+    extra = [spec["indices"]] if spec["indices"] else []
+    return spec["test"] + extra + malora_pixel_model_files(wildcards)
 
 
 def malora_nli_task_spec(wildcards):

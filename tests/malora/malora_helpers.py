@@ -57,6 +57,7 @@ RULES = [
     "lorahub",
     "malora",
     "malora_tuned_scale",
+    "norm_frobenius",
 ]
 
 
@@ -152,14 +153,18 @@ def toy_summary(good: bool, seeds=(0, 1, 2, 3, 4)):
             "methods": digits_methods,
             "peft_cat_max_abs_logit_gap": 1e-6 if good else 1e-2,
             "calibration_evaluations": {r: 0 for r in RULES},
+            # per seed: the base on the pre-training digits, then each adapter on its task
+            "individual_accuracy": [[0.99, 0.98, 0.97 if good else 0.5]] * n,
         },
     }
 
 
 def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
     """A tiny CLIP model directory, one peft LoRA adapter per task (KnOTS's format: r 4,
-    q/k/v/out_proj of the vision tower, adapter_model.bin) and parquet splits with PNG images
-    and Hugging Face ClassLabel metadata. Returns {model: [files], tasks: {...}} of paths."""
+    q/k/v/out_proj of the vision tower, adapter_model.bin) and each task's test split as two
+    parquet shards with PNG images and Hugging Face ClassLabel metadata; task 0's holdout
+    comes from a KnOTS-style shuffled-index file (a numpy array saved with torch.save), the
+    others' from a seeded shuffle. Returns {model: [files], tasks: {...}} of paths."""
     import io
     import json
     from pathlib import Path
@@ -219,8 +224,8 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
     tasks = {}
     for t in range(n_tasks):
         names = [f"class{t}_{c}" for c in range(classes)]
-        splits, images, targets = {}, [], []
-        for split in ("validation", "test"):
+        shards, images, targets = [], [], []
+        for shard in range(2):
             cells, labels = [], []
             for c in range(classes):
                 for _ in range(per_class):
@@ -242,9 +247,13 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
             }
             table = pa.table({"image": cells, "label": labels})
             table = table.replace_schema_metadata({"huggingface": json.dumps(meta)})
-            path = root / f"task{t}_{split}.parquet"
+            path = root / f"task{t}_test_{shard}.parquet"
             pq.write_table(table, path)
-            splits[split] = str(path)
+            shards.append(str(path))
+        holdout = {"fraction": 0.5, "seed": t}
+        if t == 0:
+            holdout["indices"] = str(root / "task0_shuffled_idxs.pt")
+            torch.save(rng.permutation(len(targets)), holdout["indices"])
         # a LoRA on the vision tower trained on the task's images against its zero-shot head,
         # as the KnOTS adapters are (so that each adapter classifies its own task)
         tower = CLIPVisionModel(model.config.vision_config)
@@ -271,8 +280,9 @@ def tiny_clip_fixture(root, n_tasks=2, classes=3, per_class=4):
                 str(adapter_dir / "adapter_config.json"),
                 str(adapter_dir / "adapter_model.bin"),
             ],
-            "calibration": [splits["validation"]],
-            "test": [splits["test"]],
+            "test": shards,
+            "rows": len(targets),
+            "holdout": holdout,
             "templates": ["a photo of a {}."],
             "peft_model": peft_model,
         }

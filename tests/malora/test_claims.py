@@ -41,9 +41,47 @@ def test_a_nan_is_not_reproduced_with_the_reason_not_a_crash():
     summary["digits"]["methods"]["malora"]["normalised_accuracy"]["per_seed"][2] = float("nan")
     summary["digits"]["errors"] = {"malora": [None, None, "every task margin must be > 0"]}
     summary["digits"]["errors"]["malora"] += [None, None]
-    result = _judge(summary, {"c": CLAIMS["c4_digits_normalised"]})["c"]
+    spec = {**CLAIMS["c4_digits_normalised"], "failed_seed": "missing"}
+    result = _judge(summary, {"c": spec})["c"]
     assert result.verdict == NOT_REPRODUCED
     assert "malora has no value on digits seed 2: every task margin must be > 0" in result.details
+
+
+def _failed_seed_summary():
+    """MaLoRA ties the baselines but has no α on seed 2 (a calibration margin ≤ 0)."""
+    summary = toy_summary(good=True)
+    methods = summary["digits"]["methods"]
+    for row in methods.values():
+        row["normalised_accuracy"] = dict(methods["ta_tuned"]["normalised_accuracy"])
+        row["normalised_accuracy"]["per_seed"] = [0.95, 0.951, 0.949, 0.95, 0.95]
+    methods["malora"]["normalised_accuracy"]["per_seed"][2] = float("nan")
+    methods["task_arithmetic"]["normalised_accuracy"]["per_seed"] = [0.95, 0.95, 0.60, 0.95, 0.95]
+    methods["norm_frobenius"]["normalised_accuracy"]["per_seed"][2] = 0.94
+    summary["digits"]["errors"] = {"malora": [None, None, "every task margin must be > 0"]}
+    summary["digits"]["errors"]["malora"] += [None, None]
+    return summary
+
+
+def test_a_failed_seed_scores_as_the_preregistered_treatment():
+    """loss: the worst rule of the study on that seed (task arithmetic's 0.60, a loss that
+    contradicts "at least the baselines"); fallback: the named rule's value (0.94, within
+    δ = 0.01 of the baselines' 0.949, so the claim can still hold)."""
+    from repro.malora.claims import _treat_failed_seeds
+
+    summary = _failed_seed_summary()
+    block, seeds = summary["digits"], summary["digits"]["seeds"]
+    spec = CLAIMS["c4_digits_normalised"]
+    values = block["methods"]["malora"]["normalised_accuracy"]["per_seed"]
+    ours = dict(zip(seeds, values, strict=True))
+    assert _treat_failed_seeds(spec, block, seeds, ours)[2] == 0.60
+    fallback = {**spec, "failed_seed": "fallback", "fallback": "norm_frobenius"}
+    assert _treat_failed_seeds(fallback, block, seeds, ours)[2] == 0.94
+    assert _treat_failed_seeds({**spec, "failed_seed": "missing"}, block, seeds, ours) == ours
+    loss = _judge(summary, {"c": spec})["c"]
+    assert loss.verdict in (CONTRADICTED, INCONCLUSIVE) and "scored as a loss" in loss.details
+    assert "seed 2: every task margin must be > 0" in loss.details
+    held = _judge(summary, {"c": {**fallback, "baselines": ["ta_tuned"]}})["c"]
+    assert held.verdict == REPRODUCED and "scored as its fallback norm_frobenius" in held.details
 
 
 def test_a_claim_over_several_settings_needs_every_one():
@@ -146,6 +184,13 @@ def test_a_nan_seed_makes_an_aggregated_claim_not_reproduced():
     result = _judge(summary, {"c": CLAIMS["c3_positive_margins"]})["c"]
     assert result.verdict == NOT_REPRODUCED
     assert "[3]" in result.details
+
+
+def test_an_adapter_that_did_not_learn_its_task_fails_the_check():
+    summary = toy_summary(good=True)
+    summary["digits"]["individual_accuracy"][3] = [0.99, 0.62, 0.97]
+    result = _judge(summary, {}, {"c": SECTION["checks"]["digits_adapters_learned"]})["c"]
+    assert result.verdict == "failed" and "0.620 (seed 3 adapter 1)" in result.details
 
 
 def test_an_unconverged_adapter_fails_the_convergence_check():

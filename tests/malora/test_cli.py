@@ -15,6 +15,7 @@ STEPS = [
     "steps linear",
     "steps digits",
     "steps full",
+    "steps pixels",
     "steps tokenise",
     "evaluate",
     "figures",

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import torch
 
-from repro.malora.fullscale_data import load_adapter, load_head
+from repro.malora.fullscale_data import load_factors, load_head
 from repro.malora.nli_data import load_tokenizer, prepare_task, read_rows
 from repro.malora.peft_merge import base_state, lora_deltas
 from repro.malora.steps import full_config, full_step, nli_tokenise_step
@@ -88,7 +88,7 @@ def test_bad_inputs_are_errors_naming_the_file(nli, tmp_path):
 def test_adapters_and_heads_load_as_peft_holds_them(nli):
     names = list(base_state(nli["tasks"]["three"]["peft_model"]))  # the plain model's names
     for task in nli["tasks"].values():
-        deltas = load_adapter(*task["adapter"], names)
+        deltas = {k: b @ a for k, (b, a) in load_factors(*task["adapter"], names).items()}
         reference = lora_deltas(task["peft_model"], "default")
         assert set(deltas) == set(reference) and len(deltas) == 2 * 4  # 2 layers × q, k, v, o
         for name, value in reference.items():

@@ -119,3 +119,32 @@ def test_lora_factors_multiply_to_the_dense_updates():
         assert set(factors) == set(dense)
         for name, (b, a) in factors.items():
             torch.testing.assert_close(b @ a, dense[name], rtol=1e-5, atol=1e-6)
+
+
+def test_lora_factors_of_a_fan_in_fan_out_layer_multiply_to_its_stored_update():
+    """A Conv1D layer (GPT-2's, weight stored in × out) with fan_in_fan_out: the factors'
+    product is peft's own (transposed) delta weight, the shape of the stored weight."""
+    from peft import LoraConfig, get_peft_model
+    from transformers.pytorch_utils import Conv1D
+
+    from repro.malora.peft_merge import lora_factors
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = Conv1D(6, 4)  # nx = 4 inputs, nf = 6 outputs: weight (4, 6)
+
+        def forward(self, x):
+            return self.c_attn(x)
+
+    torch.manual_seed(0)
+    config = LoraConfig(r=2, lora_alpha=4, target_modules=["c_attn"], fan_in_fan_out=True)
+    model = get_peft_model(Net(), config)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "lora_B" in name:
+                p.normal_()
+    dense = lora_deltas(model, "default")
+    ((name, (b, a)),) = lora_factors(model, "default").items()
+    assert dense[name].shape == (4, 6)
+    torch.testing.assert_close(b @ a, dense[name], rtol=1e-5, atol=1e-6)

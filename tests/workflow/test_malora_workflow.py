@@ -99,10 +99,15 @@ def _full_config(tmp_path, fixture, nli, base):
             "adapter": [
                 served(p, f"malora_tiny_{task}_adapter_{j}") for j, p in enumerate(t["adapter"])
             ],
-            "calibration": [served(t["calibration"][0], f"malora_tiny_{task}_calib")],
-            "test": [served(t["test"][0], f"malora_tiny_{task}_test")],
+            "test": [served(p, f"malora_tiny_{task}_test_{j}") for j, p in enumerate(t["test"])],
+            "rows": t["rows"],
+            "holdout": dict(t["holdout"]),
             "templates": t["templates"],
         }
+        if "indices" in t["holdout"]:  # KnOTS's shuffled test indices, a download too
+            files["tasks"][task]["holdout"]["indices"] = served(
+                t["holdout"]["indices"], f"malora_tiny_{task}_idxs"
+            )
     nli_tasks = {}
     for task, t in nli["tasks"].items():
         nli_tasks[task] = {
@@ -185,6 +190,11 @@ def test_full_scale_jobs_from_a_local_server(tmp_path, http_server):
     assert not np.isnan(_normalised(out, "tiny", "task_arithmetic", individual)).any()
     diff = summary["paired_vs_malora"]["task_arithmetic"]["normalised_accuracy"]
     assert diff["n"] == 2
+    meta = json.loads((out / "malora/full/tiny/pixels/task0/meta.json").read_text())
+    assert meta["knots_indices"] and meta["rows"] == 24  # both shards, KnOTS-style holdout
+    assert len(meta["validation_rows"]) == 12 and not set(meta["validation_rows"]) & set(
+        meta["test_rows"]
+    )
     # the NLI backbone: downloaded splits → tokenised tasks → the same merge jobs and summary
     tokenizer = load_tokenizer(nli["model_dir"])
     three = json.loads((out / "malora/full/tiny_nli/data/three.json").read_text())
@@ -230,3 +240,5 @@ def test_full_config_builds_its_dag(tmp_path):
     assert counts["malora_full_individual"] == len(full["full_scale"]["backbones"])
     nli = [b for b in full["full_scale"]["backbones"].values() if b.get("kind") == "nli"]
     assert counts["malora_full_tokenise"] == sum(len(b["tasks"]) for b in nli) == 6
+    clip = [b for b in full["full_scale"]["backbones"].values() if b.get("kind") != "nli"]
+    assert counts["malora_full_pixels"] == sum(len(b["tasks"]) for b in clip) == 16

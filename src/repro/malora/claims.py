@@ -250,10 +250,11 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
         ours = _by_seed(seeds, block["methods"][spec["method"]][metric]["per_seed"])
         errors = block.get("errors", {}).get(spec["method"]) or [None] * len(seeds)
         failed += [
-            f"{label} seed {s}: {err or 'no value'}"
+            (f"{label} seed {s}", err or "no value")
             for s, err in zip(seeds, errors, strict=True)
             if s in missing_seeds(ours)
         ]
+        ours = _treat_failed_seeds(spec, block, seeds, ours)
         for baseline in spec["baselines"]:
             theirs = _by_seed(seeds, block["methods"][baseline][metric]["per_seed"])
             claim = paired_claim(claim_id, spec, ours, theirs, min_effect=MIN_EFFECTS[metric])
@@ -261,8 +262,41 @@ def paired_comparison(claim_id, spec, inputs) -> Claim:
     result = all_hold(claim_id, parts)
     if not failed:
         return result
-    reason = f"{spec['method']} has no value on {'; '.join(failed)}"
-    return dataclasses.replace(result, details=f"{reason}; {result.details}")
+    where = ", ".join(name for name, _ in failed)
+    more = f" (the first seed's error; {len(failed)} seeds)" if len(failed) > 1 else ""
+    reason = f"{spec['method']} has no value on {where}: {failed[0][1]}{more}"
+    treatment = FAILED_SEED_NOTES[spec.get("failed_seed", "missing")].format(**spec)
+    return dataclasses.replace(result, details=f"{reason} ({treatment}); {result.details}")
+
+
+# How a seed on which the method could not form its weights (a MaLoRA calibration margin
+# ≤ 0: no equalising α, brief §8.8) enters a paired comparison; chosen in the config before
+# the run (``failed_seed``). ``missing``: the claim is "not reproduced" (a value it needs is
+# missing); ``loss``: the method fails on that seed, scored as the worst rule of the study on
+# that seed (it cannot count better than any alternative the user had); ``fallback``: the
+# method is used as a user would use it, falling back to the rule named by ``fallback``.
+FAILED_SEED_NOTES = {
+    "missing": "a missing value",
+    "loss": "scored as a loss: the worst rule of the study on that seed",
+    "fallback": "scored as its fallback {fallback}",
+}
+
+
+def _treat_failed_seeds(spec, block, seeds, ours: dict) -> dict:
+    """``ours`` with the seeds it has no value on filled by the pre-registered treatment."""
+    missing, how = missing_seeds(ours), spec.get("failed_seed", "missing")
+    if not missing or how == "missing":
+        return ours
+    metric = spec["metric"]
+    table = {n: _by_seed(seeds, m[metric]["per_seed"]) for n, m in block["methods"].items()}
+    filled = dict(ours)
+    for s in missing:
+        if how == "fallback":
+            filled[s] = table[spec["fallback"]][s]
+        else:
+            values = [v[s] for v in table.values() if not missing_seeds({s: v[s]})]
+            filled[s] = min(values) if values else None
+    return filled
 
 
 def scale_or_direction(claim_id, spec, inputs) -> Claim:
@@ -270,7 +304,8 @@ def scale_or_direction(claim_id, spec, inputs) -> Claim:
     (``method``), beside the same comparison of the α = m_0 / m_t rule (``reference``): the
     details say whether the scale or the direction decides the verdict."""
     tuned = paired_comparison(claim_id, spec, inputs)
-    fixed = paired_comparison(claim_id, {**spec, "method": spec["reference"]}, inputs)
+    reference = {**spec, "method": spec["reference"], "fallback": spec.get("reference_fallback")}
+    fixed = paired_comparison(claim_id, reference, inputs)
     if tuned.verdict == fixed.verdict:
         decides = f"the scale does not change the verdict ({fixed.verdict} either way)"
     else:
@@ -350,6 +385,21 @@ def converged(claim_id, spec, inputs) -> Claim:
     return check_worst(claim_id, spec, gaps, max, details)
 
 
+def adapters_learned(claim_id, spec, inputs) -> Claim:
+    """Every digits adapter's test accuracy on its own task's head (the individually
+    fine-tuned model), worst over adapters and seeds: a seed where MaLoRA has no α must not
+    come from an adapter that failed to learn its task."""
+    digits = inputs["summary"]["digits"]
+    values = {
+        f"seed {s} adapter {t}": float(a)
+        for s, accs in zip(digits["seeds"], digits["individual_accuracy"], strict=True)
+        for t, a in enumerate(accs[1:], start=1)
+    }
+    worst = min(values, key=values.get)
+    details = f"{len(values)} adapters; lowest {values[worst]:.3f} ({worst})"
+    return check_worst(claim_id, spec, values, min, details)
+
+
 KINDS = {
     "alignment_small_lambda": alignment_small_lambda,
     "alignment_peak": alignment_peak,
@@ -364,6 +414,7 @@ KINDS = {
     "oracle_bound": oracle_bound,
     "orthogonal_identity": orthogonal_identity,
     "converged": converged,
+    "adapters_learned": adapters_learned,
 }
 
 

@@ -93,6 +93,8 @@ def _references_of(section):
         out = {
             "method": methods,
             "reference": methods,
+            "fallback": methods,
+            "reference_fallback": methods,
             "baselines": methods,
             "overlaps": section.get("linear", {}).get("overlaps", []),
             "svm": SVMS,
@@ -126,6 +128,14 @@ def check(config: dict[str, Any]) -> None:
                 raise ConfigError(
                     f"{key}.{group}.{cid}.overlaps: a linear comparison names its overlaps"
                 )
+            if spec.get("failed_seed") == "fallback":
+                needs = ["fallback"] + (["reference_fallback"] if "reference" in spec else [])
+                for field in needs:
+                    if not spec.get(field):
+                        raise ConfigError(
+                            f"{key}.{group}.{cid}.{field}: failed_seed: fallback names the "
+                            "rule to fall back to"
+                        )
     _full_scale(section, key, config.get("downloads", {}), methods)
 
 
@@ -150,15 +160,31 @@ def _full_scale(section, key, downloads, methods) -> None:
         for task, t in spec.get("tasks", {}).items():
             if len(t.get("adapter", [])) != 2:
                 raise ConfigError(f"{where}.tasks.{task}.adapter: [config, weights] downloads")
-            if nli:
-                _nli_task(f"{where}.tasks.{task}", t)
+            (_nli_task if nli else _clip_task)(f"{where}.tasks.{task}", t)
             names += t["adapter"] + t.get("calibration", []) + t.get("test", [])
+            names += [t["holdout"]["indices"]] if "indices" in t.get("holdout", {}) else []
         for name in names:
             if name not in downloads:
                 raise ConfigError(f"{where}: download {name!r} is not under downloads")
 
 
+def _clip_task(where, t) -> None:
+    """KnOTS's vision protocol: calibration images come from the held-out validation part of
+    the test split (the adapters were trained on the whole training split), never from a
+    separate file."""
+    for field in ("rows", "holdout", "templates"):
+        if field not in t:
+            raise ConfigError(f"{where}.{field}: required for a clip task")
+    if "calibration" in t:
+        raise ConfigError(
+            f"{where}.calibration: a clip task calibrates on the holdout of its test split "
+            "(the adapters were trained on the training split)"
+        )
+
+
 def _nli_task(where, t) -> None:
+    if "calibration" not in t:
+        raise ConfigError(f"{where}.calibration: required for an NLI task")
     for field in ("columns", "labels"):
         if field not in t:
             raise ConfigError(f"{where}.{field}: required for an NLI task")

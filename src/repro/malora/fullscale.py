@@ -1,5 +1,5 @@
 """The full-scale benchmarks' shared job: published LoRA adapters merged by every rule, α
-from calibration draws of the validation data, accuracy on the test data through per-task
+from calibration draws of the held-out validation data, accuracy on the test data through per-task
 heads (KnOTS's per-task setting). GPU jobs; CPU works for tests.
 
 A benchmark is a *bench* (:class:`DeltaBench`): a model whose adapted weights are set to
@@ -43,13 +43,15 @@ class FullConfig:
 
 
 class DeltaBench:
-    """What the benches share: per-task dense updates ``deltas`` (parameter name → tensor),
+    """What the benches share: per-task dense updates ``deltas`` (parameter name → tensor)
+    and their LoRA ``factors`` (name → (scaling · B, A), which LoraHub combines separately),
     the base weights they apply to and :meth:`set_delta`. A bench also defines
     ``logits(task, inputs) -> tensor`` and ``data(seed) -> (calibration, test)``, each a list
     over tasks of (inputs, integer labels)."""
 
-    def __init__(self, cfg: FullConfig, model, deltas, device):
+    def __init__(self, cfg: FullConfig, model, deltas, factors, device):
         self.cfg, self.model, self.deltas, self.device = cfg, model, deltas, device
+        self.factors = factors
         params = dict(model.named_parameters())
         self.base = {n: params[n].detach().clone() for n in deltas[0]}
 
@@ -83,6 +85,9 @@ def _problem(bench, calib, seed) -> MergeProblem:
     """The rules' shared view of one calibration draw."""
     stat = bench.cfg.margin
     numpy_deltas = [{k: v.cpu().numpy() for k, v in d.items()} for d in bench.deltas]
+    factors = [
+        {k: (b.cpu().numpy(), a.cpu().numpy()) for k, (b, a) in f.items()} for f in bench.factors
+    ]
 
     def task_margin(delta, t):
         bench.set_delta(delta)
@@ -102,6 +107,7 @@ def _problem(bench, calib, seed) -> MergeProblem:
         loss=loss,
         task_margins=np.array([task_margin(d, t) for t, d in enumerate(numpy_deltas)]),
         base_margin=None,  # no pre-training data: α_t = mean_s(m_s) / m_t
+        factors=factors,
         seed=seed,
     )
 

@@ -1,6 +1,6 @@
-"""Full-scale inputs of the KnOTS benchmarks: the published LoRA adapters as dense ΔW (and
-the task heads the NLI adapters carry), parquet image sets (the FusionBench / Hugging Face
-mirrors) and CLIP's zero-shot text heads.
+"""Full-scale inputs of the KnOTS benchmarks: the published LoRA adapters as factors and
+dense ΔW (and the task heads the NLI adapters carry), parquet image shards (the FusionBench /
+Hugging Face mirrors) and CLIP's zero-shot text heads.
 
 Every loader reads local files (the download rules fetched them) and fails with the path
 when a file is missing or malformed: compute nodes may be offline.
@@ -38,28 +38,28 @@ def read_state(weights_path) -> dict[str, torch.Tensor]:
     return torch.load(weights_path, map_location="cpu", weights_only=True)
 
 
-def load_adapter(config_path, weights_path, param_names) -> dict[str, torch.Tensor]:
-    """A peft LoRA adapter (adapter_config.json + adapter_model.bin/.safetensors) as dense
-    updates (lora_alpha / r) · B A, keyed by the base model's parameter name.
+def load_factors(config_path, weights_path, param_names) -> dict[str, tuple]:
+    """A peft LoRA adapter (adapter_config.json + adapter_model.bin/.safetensors) as its
+    factors (scaling · B, A) per layer, scaling = lora_alpha / r (rsLoRA: / √r), keyed by the
+    base model's parameter name; their product is the dense update.
 
     Adapter keys are matched to ``param_names`` by module-path suffix, so the checkpoint's
-    wrapper prefix (``base_model.model.`` or none) does not matter. rsLoRA adapters scale by
-    lora_alpha / √r.
+    wrapper prefix (``base_model.model.`` or none) does not matter.
     """
     config = json.loads(need_file(config_path).read_text())
     state = read_state(weights_path)
     r, alpha = config["r"], config["lora_alpha"]
     scaling = alpha / (r**0.5 if config.get("use_rslora") else r)
-    deltas = {}
+    factors = {}
     for key, a in state.items():
         if ".lora_A." not in key:
             continue
         module = key.split(".lora_A.")[0].removeprefix("base_model.model.")
         b = state[key.replace(".lora_A.", ".lora_B.")]
-        deltas[_match(module, param_names, weights_path)] = scaling * b.float() @ a.float()
-    if not deltas:
+        factors[_match(module, param_names, weights_path)] = (scaling * b.float(), a.float())
+    if not factors:
         raise ValueError(f"{weights_path}: no LoRA factors (lora_A/lora_B) found")
-    return deltas
+    return factors
 
 
 def _match(module: str, param_names, source) -> str:
@@ -70,19 +70,20 @@ def _match(module: str, param_names, source) -> str:
     return matches[0]
 
 
-def load_adapter_peft(config_path, weights_path, tower, param_names) -> dict[str, torch.Tensor]:
+def load_adapter_peft(config_path, weights_path, tower, param_names) -> tuple[dict, dict]:
     """A peft LoRA adapter loaded by peft itself (``PeftModel.from_pretrained`` with the
     ``LoraConfig`` of its adapter_config.json) onto ``tower`` (a module whose paths match the
     adapter's keys, e.g. a CLIPVisionModel for KnOTS's CLIP adapters; it is wrapped, then
     unloaded again), so that ``fan_in_fan_out``, ``rank_pattern``, ``alpha_pattern`` and rsLoRA
-    are honoured as peft applies them. Returns the dense updates keyed by the base model's
-    parameter name (``param_names``, matched by module-path suffix). Every LoRA module of the
-    file must land on a layer of ``tower``: a key that peft would skip is an error."""
+    are honoured as peft applies them. Returns the dense updates and the factors (whose
+    product they are; LoraHub combines these), both keyed by the base model's parameter name
+    (``param_names``, matched by module-path suffix). Every LoRA module of the file must land
+    on a layer of ``tower``: a key that peft would skip is an error."""
     import tempfile
 
     from peft import PeftModel
 
-    from repro.malora.peft_merge import lora_deltas
+    from repro.malora.peft_merge import lora_deltas, lora_factors
 
     config_path, weights_path = need_file(config_path), need_file(weights_path)
     in_file = {k.split(".lora_A.")[0] for k in read_state(weights_path) if ".lora_A." in k}
@@ -94,16 +95,20 @@ def load_adapter_peft(config_path, weights_path, tower, param_names) -> dict[str
         Path(folder, name).symlink_to(weights_path.resolve())
         model = PeftModel.from_pretrained(tower, folder, adapter_name="task")
         try:
-            deltas = lora_deltas(model, "task")
+            deltas, factors = lora_deltas(model, "task"), lora_factors(model, "task")
         finally:
             model.unload()  # the tower without LoRA layers, as it came in
     if len(deltas) != len(in_file):
         raise KeyError(
             f"{weights_path}: {len(in_file)} LoRA modules in the file, {len(deltas)} on the model"
         )
-    return {
-        _match(k.removesuffix(".weight"), param_names, weights_path): v for k, v in deltas.items()
-    }
+
+    def rename(d):
+        return {
+            _match(k.removesuffix(".weight"), param_names, weights_path): v for k, v in d.items()
+        }
+
+    return rename(deltas), rename(factors)
 
 
 def load_head(weights_path, module: str = "score") -> torch.Tensor:
@@ -136,33 +141,24 @@ def parquet_class_names(path) -> list[str] | None:
     return None
 
 
-def load_parquet_images(path, *, image_column="image", label_column="label", limit=None, seed=0):
-    """Encoded images (bytes, decoded per batch: whole test sets stay small) and integer
-    labels of a parquet split; with ``limit``, a seeded subset of that many rows."""
+def load_parquet_images(path, *, image_column="image", label_column="label"):
+    """Encoded images (bytes) and integer labels of one parquet shard."""
     import pyarrow.parquet as pq
 
     table = pq.read_table(need_file(path), columns=[image_column, label_column])
     labels = np.asarray(table.column(label_column).to_pylist(), dtype=np.int64)
-    rows = np.arange(len(labels))
-    if limit is not None and limit < len(rows):
-        rows = np.sort(np.random.default_rng(seed).permutation(len(rows))[:limit])
     cells = table.column(image_column).to_pylist()
-    raw = [cells[i]["bytes"] if isinstance(cells[i], dict) else cells[i] for i in rows]
-    return raw, labels[rows]
+    return [c["bytes"] if isinstance(c, dict) else c for c in cells], labels
 
 
-def load_shards(paths, *, limit=None, seed=0):
-    """The rows of several parquet shards of one split, then a seeded subset of ``limit``."""
+def load_shards(paths):
+    """The rows of every parquet shard of one split, in shard order."""
     raw, labels = [], []
     for path in paths:
         r, y = load_parquet_images(path)
         raw += r
         labels.append(y)
-    labels = np.concatenate(labels)
-    if limit is not None and limit < len(labels):
-        keep = np.sort(np.random.default_rng(seed).permutation(len(labels))[:limit])
-        return [raw[i] for i in keep], labels[keep]
-    return raw, labels
+    return raw, np.concatenate(labels)
 
 
 def decode(raw: bytes):

@@ -11,7 +11,7 @@ import torch
 
 from repro.common.io import read_json
 from repro.malora.fullscale import DeltaBench, FullConfig
-from repro.malora.fullscale_data import load_adapter, load_head
+from repro.malora.fullscale_data import load_factors, load_head
 from repro.malora.nli_data import load_split, load_tokenizer
 
 
@@ -40,8 +40,9 @@ class NliBench(DeltaBench):
         model.config.pad_token_id = self.tokenizer.pad_token_id  # pooling: last non-pad token
         model = model.to(device).eval()
         names = [n for n, _ in model.named_parameters()]
-        deltas = [load_adapter(t.adapter_config, t.adapter_weights, names) for t in cfg.tasks]
-        super().__init__(cfg, model, deltas, device)
+        factors = [load_factors(t.adapter_config, t.adapter_weights, names) for t in cfg.tasks]
+        deltas = [{k: b @ a for k, (b, a) in f.items()} for f in factors]
+        super().__init__(cfg, model, deltas, factors, device)
         shape = tuple(model.score.weight.shape)
         for task, head in zip(cfg.tasks, heads, strict=True):
             if tuple(head.shape) != shape:

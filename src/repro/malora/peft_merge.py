@@ -45,15 +45,17 @@ def lora_deltas(peft_model, adapter: str) -> dict[str, torch.Tensor]:
 
 
 def lora_factors(peft_model, adapter: str) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
-    """(scaling · B, A) of ``adapter`` per layer, keyed like :func:`lora_deltas` (their product
-    is the dense update of a Linear layer without fan_in_fan_out), detached fp32 copies."""
+    """(scaling · B, A) of ``adapter`` per layer, keyed like :func:`lora_deltas`, detached fp32
+    copies; their product is the layer's dense update (for a ``fan_in_fan_out`` layer, whose
+    weight is stored transposed, the pair is (Aᵀ, scaling · Bᵀ))."""
     factors = {}
     for path, layer in lora_layers(peft_model).items():
         if adapter in layer.lora_A:
             with torch.no_grad():
                 b = layer.lora_B[adapter].weight.detach().float() * layer.scaling[adapter]
                 a = layer.lora_A[adapter].weight.detach().float()
-            factors[f"{path}.weight"] = (b.clone(), a.clone())
+            pair = (a.T, b.T) if getattr(layer, "fan_in_fan_out", False) else (b, a)
+            factors[f"{path}.weight"] = (pair[0].clone(), pair[1].clone())
     if not factors:
         raise KeyError(f"adapter {adapter!r} is not on any LoRA layer of this model")
     return factors

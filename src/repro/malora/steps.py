@@ -1,5 +1,5 @@
 """The workflow's steps as functions (scripts call them), and their command line
-``python -m repro.malora.steps {sweep,linear,digits,full,tokenise} --help``: each runs one
+``python -m repro.malora.steps {sweep,linear,digits,full,pixels,tokenise} --help``: each runs one
 study under a RunRecorder and writes its JSON with the provenance.
 
 Imports go one way only: this module imports the studies (lazily, so that a CPU step never
@@ -66,8 +66,7 @@ def _task(kind: str, name: str, t: dict):
         name=name,
         adapter_config=config,
         adapter_weights=weights,
-        calibration=t["calibration"][0],
-        test=tuple(t["test"]),
+        pixels=t["pixels"],
         templates=tuple(t["templates"]),
     )
 
@@ -141,6 +140,17 @@ def full_step(files, settings, merge_rules, device, out, *, method=None, individ
     write_json(out, {**result, "provenance": run.provenance()})
 
 
+def pixels_step(spec: dict, model_files, out_dir: str) -> None:
+    """One vision task's test shards → its cached validation and test pixels (clip_data)."""
+    from transformers import CLIPImageProcessor
+
+    from repro.malora.clip_data import cache_task
+
+    with _model_dir({"model": model_files}) as model_dir, RunRecorder(config=spec) as run:
+        meta = cache_task(spec, CLIPImageProcessor.from_pretrained(model_dir), out_dir)
+    write_json(f"{out_dir}/meta.json", {**meta, "provenance": run.provenance()})
+
+
 def nli_tokenise_step(spec: dict, model_dir: str, out: str) -> None:
     """One NLI task's downloaded splits → its tokenised calibration pool and test set."""
     from repro.malora.nli_data import prepare_task
@@ -178,6 +188,10 @@ def main(argv=None) -> None:
     full.add_argument("--method", help="a name under papers.malora.merge_rules.methods")
     full.add_argument("--individual", help="the normalisers' JSON (with --method)")
     full.add_argument("--out", required=True, help="JSON to write")
+    pix = sub.add_parser("pixels", help="decode and preprocess one vision task once")
+    pix.add_argument("--spec", required=True, help="JSON of the task's spec (see cache_task)")
+    pix.add_argument("--model-files", nargs="+", required=True, help="the model's files")
+    pix.add_argument("--out-dir", required=True, help="the cache folder to write")
     tok = sub.add_parser("tokenise", help="tokenise one NLI task")
     tok.add_argument("--spec", required=True, help="JSON of the task's spec (see prepare_task)")
     tok.add_argument("--model-dir", required=True, help="the model's tokenizer files")
@@ -203,6 +217,8 @@ def main(argv=None) -> None:
             method=args.method,
             individual=args.individual,
         )
+    elif args.step == "pixels":
+        pixels_step(json.loads(Path(args.spec).read_text()), args.model_files, args.out_dir)
     else:
         nli_tokenise_step(json.loads(Path(args.spec).read_text()), args.model_dir, args.out)
 
