@@ -34,6 +34,8 @@ import math
 import numpy as np
 import torch
 
+from repro.common.io import write_json
+from repro.common.seeding import set_threads
 from repro.st_reliability.audit import audit_model
 from repro.st_reliability.audit_summary import spectra
 from repro.st_reliability.model import ModelConfig, build_model
@@ -137,15 +139,13 @@ def run_controls(arch: ModelConfig, cfg: SwapControlConfig, seeds: list[int]) ->
     C1's comparison code reads them unchanged)."""
     models = {"positive": ("positive", cfg.beta), "negative": ("negative", cfg.beta)}
     models |= {f"positive_beta{b:g}": ("positive", b) for b in cfg.doses}
-    evals = [
-        {
-            "audit": {
-                name: control_audit(arch, cfg, kind=kind, beta=beta, seed=seed)
-                for name, (kind, beta) in models.items()
-            }
-        }
-        for seed in seeds
-    ]
+    evals = []
+    for seed in seeds:
+        done: dict[tuple[str, float], dict] = {}  # the judged gain is also a dose
+        for kind, beta in models.values():
+            if (kind, beta) not in done:
+                done[kind, beta] = control_audit(arch, cfg, kind=kind, beta=beta, seed=seed)
+        evals.append({"audit": {name: done[key] for name, key in models.items()}})
     return {
         "seeds": list(seeds),
         "beta": cfg.beta,
@@ -154,16 +154,21 @@ def run_controls(arch: ModelConfig, cfg: SwapControlConfig, seeds: list[int]) ->
     }
 
 
+def run(
+    out: str, arch: ModelConfig, cfg: SwapControlConfig, seeds: list[int], *, threads: int = 1
+) -> None:
+    set_threads(threads)
+    write_json(out, run_controls(arch, cfg, seeds))
+
+
 def main(argv: list[str] | None = None) -> None:
     import argparse
-
-    from repro.common.io import write_json
 
     p = argparse.ArgumentParser(description="Controls of C1's within-model attention swap.")
     p.add_argument("out")
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     a = p.parse_args(argv)
-    write_json(a.out, run_controls(ModelConfig(), SwapControlConfig(), a.seeds))
+    run(a.out, ModelConfig(), SwapControlConfig(), a.seeds)
 
 
 if __name__ == "__main__":
