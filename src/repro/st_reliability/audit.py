@@ -8,27 +8,8 @@ import torch
 from scipy import stats
 
 from repro.st_reliability import attention
+from repro.st_reliability.audit_summary import PER_LINE, SWAPS, cosine, program_vector
 from repro.st_reliability.predict import Loaded, sentence_batch
-
-SWAPS = ("uniform", "identity")  # the within-model attention swap (issue 24 §1)
-PER_LINE = (
-    "pc1_fraction",
-    "variance",
-    *(f"{stat}_{kind}" for kind in SWAPS for stat in ("pc1_fraction", "variance")),
-    "pc1_fraction_residual",
-    "variance_residual",
-)
-
-
-def program_vector(programs: np.ndarray) -> np.ndarray:
-    """The planted sign convention as a unit vector: cycling genes −1, p53 targets +1."""
-    v = np.where(programs == "cycling", -1.0, np.where(programs == "p53", 1.0, 0.0))
-    return v / np.linalg.norm(v) if v.any() else v
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float("nan")
 
 
 def enrichment(loading: np.ndarray, programs: np.ndarray, top: int) -> dict[str, float]:
