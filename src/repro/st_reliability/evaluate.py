@@ -49,6 +49,7 @@ class EvalConfig:
     gene_map_eps: float = 0.5
     enrichment_top: int = 20
     de_metrics: bool = True
+    pert_batch: int = 0  # perturbations per forward pass (0: a line's all at once)
 
 
 def role(variant) -> str:
@@ -108,10 +109,11 @@ def _by_line(pairs: pd.DataFrame) -> dict[str, list[str]]:
 
 def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind):
     genes = list(adata.var_names)
+    ceiling = float(adata.X.max())
     rows = []
     for line, perts in targets.items():
         cells, delta_hat, above = predict_line(
-            loaded, index, basal[line], perts, ceiling=float(adata.X.max())
+            loaded, index, basal[line], perts, ceiling=ceiling, pert_batch=cfg.pert_batch
         )
         if above:
             log.warning(
@@ -175,6 +177,7 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
         eps=cfg.gene_map_eps,
         top=cfg.enrichment_top,
         gene_maps=maps,
+        pert_batch=cfg.pert_batch,
     )
     lines = {}
     for line, rec in audit["lines"].items():
@@ -204,6 +207,7 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
                 direction=rec[k]["direction"],
                 seed=seed,
                 ceiling=ceiling,
+                pert_batch=cfg.pert_batch,
             )
         lines[line] = out
     return {"layers": audit["layers"], "lines": lines}
