@@ -65,7 +65,9 @@ def evaluate_seed(
     pairs = pair_table(adata)
     held = pairs[pairs["split"].isin(HELD_OUT)]  # both regimes: few-shot and novel families
     by_line = _by_line(held)
-    base = CellIndex.build(adata, np.zeros((adata.n_obs, 1), np.float32))
+    # predictions start from control cells only: only they are encoded for the model
+    controls = adata[(adata.obs["pert_name"] == CONTROL).to_numpy()]
+    base = CellIndex.build(controls, np.zeros((controls.n_obs, 1), np.float32))
     basal = basal_sentences(
         base, n_sentences=cfg.n_sentences, set_len=_set_len(checkpoints), seed=10_000 + seed
     )
@@ -73,7 +75,8 @@ def evaluate_seed(
     rows, audits = [], {}
     for name, path in checkpoints.items():
         loaded = load(path, device=device)
-        index = dataclasses.replace(base, cells=torch.as_tensor(loaded.encoder.encode(adata.X)))
+        cells = torch.as_tensor(loaded.encoder.encode(controls.X))
+        index = dataclasses.replace(base, cells=cells, vocabulary=loaded.vocabulary)
         kind = role(loaded.variant)
         log.info("%s (%s): evaluating", name, kind)
         if kind in ("audited", "c4"):
