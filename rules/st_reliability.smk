@@ -207,7 +207,7 @@ rule st_reliability_swap_control:
         "../envs/st_reliability.yaml"
     threads: 1
     params:
-        seeds=st_reliability_seeds(),
+        seeds=st_reliability_swap_control_seeds(),
         architecture=lookup(dpath="papers/st_reliability/architecture", within=config),
         swap_control=lookup(
             dpath="papers/st_reliability/swap_control", within=config, default={}

@@ -5,7 +5,7 @@ from repro.st_reliability.swap_control import SwapControlConfig, run
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-params = dict(sm.params.swap_control)
+params = {k: v for k, v in dict(sm.params.swap_control).items() if k != "seeds"}
 if "doses" in params:
     params["doses"] = tuple(params["doses"])
 run(
