@@ -4,7 +4,8 @@ include: "st_reliability_helpers.smk"
 # ST-decoder reliability: State's transition model audited on two simulated settings (or the
 # four CRISPRi lines at full scale). prepare (simulator / renormalised lines) -> train every
 # model of a data set per seed (jobs of train_batch models) -> evaluate per seed (quality,
-# signals, attention audit) -> summarize per data set -> figures (metrics only) -> claims.
+# signals, attention audit) -> summarize per data set -> figures (metrics only) -> claims;
+# the controls of C1's attention swap (planted models, no data) -> claims.
 
 
 rule st_reliability_prepare:
@@ -195,9 +196,30 @@ use rule st_reliability_figure_spectrum as st_reliability_figure_loo with:
         figures=lookup(dpath="papers/st_reliability/figures", within=config),
 
 
+rule st_reliability_swap_control:
+    output:
+        control="results/st_reliability/swap_control.json",
+    log:
+        "logs/st_reliability/swap_control.log",
+    benchmark:
+        "results/st_reliability/benchmarks/swap_control.tsv"
+    conda:
+        "../envs/st_reliability.yaml"
+    threads: 1
+    params:
+        seeds=st_reliability_swap_control_seeds(),
+        architecture=lookup(dpath="papers/st_reliability/architecture", within=config),
+        swap_control=lookup(
+            dpath="papers/st_reliability/swap_control", within=config, default={}
+        ),
+    script:
+        "../scripts/st_reliability_swap_control.py"
+
+
 rule st_reliability_claims:
     input:
         metrics=st_reliability_metrics(),
+        swap_control="results/st_reliability/swap_control.json",
         prepared=st_reliability_prepared(),
         # the figures come with the claims, so the default target (results/claims.md) draws them
         figures=expand(

@@ -14,6 +14,12 @@ def st_reliability_seeds():
     return st_reliability_config().get("seeds", [])
 
 
+def st_reliability_swap_control_seeds():
+    """The swap controls' own seeds, else the paper's."""
+    control = st_reliability_config().get("swap_control", {})
+    return control.get("seeds", st_reliability_seeds())
+
+
 def st_reliability_parts(dataset):
     """The dataset's models in training jobs of ``train_batch`` models each (one process
     imports arc-state once per job: seconds, more than a tiny model's training)."""

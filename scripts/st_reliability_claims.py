@@ -6,4 +6,6 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
 metrics = dict(zip(sm.params.datasets, read_json_inputs(sm.input.metrics), strict=True))
 prepared = dict(zip(sm.params.datasets, read_json_inputs(sm.input.prepared), strict=True))
-check_claims(dict(sm.params.claims), dict(sm.params.checks), metrics, prepared, sm.output.claims)
+control = read_json_inputs(sm.input.swap_control)[0]
+claims, checks = dict(sm.params.claims), dict(sm.params.checks)
+check_claims(claims, checks, metrics, prepared, sm.output.claims, control)

@@ -174,13 +174,33 @@ def prepared(strong_min=0.85, negative_min=0.1):
     }
 
 
-def verdicts(strong, negative=None, prep=None):
+def control_doc(positive_gain=0.3, negative_gain=0.0):
+    """The swap controls' summary: own − uniform PC1 fraction per seed of each planted model."""
+
+    def model(gain):
+        uniform = [0.2, 0.18, 0.19]
+        return {
+            "layer_mean_per_seed": {
+                "pc1_fraction": [u + gain + 0.01 * i for i, u in enumerate(uniform)],
+                "pc1_fraction_uniform": uniform,
+                "kl_uniform": [0.1] * 3,
+            }
+        }
+
+    doses = [0.0, 2.0]
+    spectra = {"positive": model(positive_gain), "negative": model(negative_gain)}
+    spectra |= {f"positive_beta{b:g}": model(positive_gain * b / 2) for b in doses}
+    return {"seeds": SEEDS, "beta": 2.0, "doses": doses, "spectra": spectra}
+
+
+def verdicts(strong, negative=None, prep=None, control=None):
     inputs = {
         "metrics": {
             "shared_program_strong": strong,
             "no_shared_program": negative or negative_doc(),
         },
         "prepared": prep or prepared(),
+        "swap_control": control or control_doc(),
     }
     return {c.id: c for c in run_claims(CLAIMS, KINDS, inputs, CHECKS)}
 
@@ -304,6 +324,28 @@ def test_c1_judges_the_swap_and_causal_check_not_the_null_models():
     result = verdicts(same)["c1_rank1_bottleneck"]
     assert result.verdict == REPRODUCED
     assert "reported, not judged" in result.details and "variance" in result.details
+
+
+def test_c1_swap_is_judged_only_when_its_controls_pass():
+    flat = good_doc()
+    flat["spectra"] = spectra(uniform_pc1=0.95)  # own − uniform ≈ 0: contradicted if judged
+    assert verdicts(flat)["c1_rank1_bottleneck"].verdict == CONTRADICTED
+    for blind in (control_doc(positive_gain=0.01), control_doc(negative_gain=0.3)):
+        result = verdicts(flat, control=blind)
+        assert result["swap_detects_planted"].verdict == "failed"
+        c1 = result["c1_rank1_bottleneck"]
+        assert c1.verdict == INCONCLUSIVE and "not judged" in c1.details, c1.details
+    # the controls never rescue a claim: a swap part that holds still needs them
+    assert verdicts(good_doc(), control=blind)["c1_rank1_bottleneck"].verdict == INCONCLUSIVE
+    passing = verdicts(good_doc())
+    assert passing["swap_detects_planted"].verdict == "passed"
+    assert "controls pass" in passing["c1_rank1_bottleneck"].details
+
+
+def test_swap_check_fails_without_its_controls():
+    inputs = {"metrics": {}, "prepared": prepared(), "swap_control": None}
+    result = {c.id: c for c in run_claims({}, KINDS, inputs, CHECKS)}["swap_detects_planted"]
+    assert result.verdict == "failed" and "not run" in result.details
 
 
 def test_c2_is_the_regression_map_and_must_fail_in_the_negative_control():

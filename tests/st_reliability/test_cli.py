@@ -4,7 +4,7 @@ import pytest
 
 from tests.conftest import assert_steps_answer_help
 
-STEPS = ("prepare", "train", "evaluate", "summarize", "figures", "claims")
+STEPS = ("prepare", "train", "evaluate", "summarize", "figures", "claims", "swap_control")
 
 
 def test_every_step_answers_help():

@@ -126,4 +126,5 @@ def test_reliability_tables_and_claims(test_run):
     assert claims["self_check_strong"]["verdict"] == "passed"
     assert claims["self_check_negative"]["verdict"] == "passed"
     assert claims["self_only_identity"]["verdict"] == "passed"
+    assert claims["swap_detects_planted"]["verdict"] == "passed", claims["swap_detects_planted"]
     assert_claims_report_lists(test_run, "st_reliability", claims)

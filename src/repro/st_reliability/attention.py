@@ -12,7 +12,6 @@ stacked set-mean updates.
 from __future__ import annotations
 
 import contextlib
-import math
 
 import torch
 
@@ -140,17 +139,6 @@ def map_statistics(maps: torch.Tensor) -> dict[str, torch.Tensor]:
         "row_dispersion": dispersion,
     }
     return {k: v.mean(0) for k, v in stats.items()}  # over sentences, per head
-
-
-def uniform_statistics(n_cells: int) -> dict[str, float]:
-    """The analytic null: A = 11ᵀ/S is exactly rank 1 and exactly uniform."""
-    return {
-        "rank1_energy": 1.0,
-        "stable_rank": 1.0,
-        "kl_uniform": 0.0,
-        "row_dispersion": 0.0,
-        "self_only_kl_uniform": math.log(n_cells),
-    }
 
 
 def set_mean_share(updates: torch.Tensor) -> float:

@@ -8,27 +8,8 @@ import torch
 from scipy import stats
 
 from repro.st_reliability import attention
+from repro.st_reliability.audit_summary import PER_LINE, SWAPS, cosine, program_vector
 from repro.st_reliability.predict import Loaded, sentence_batch
-
-SWAPS = ("uniform", "identity")  # the within-model attention swap (issue 24 §1)
-PER_LINE = (
-    "pc1_fraction",
-    "variance",
-    *(f"{stat}_{kind}" for kind in SWAPS for stat in ("pc1_fraction", "variance")),
-    "pc1_fraction_residual",
-    "variance_residual",
-)
-
-
-def program_vector(programs: np.ndarray) -> np.ndarray:
-    """The planted sign convention as a unit vector: cycling genes −1, p53 targets +1."""
-    v = np.where(programs == "cycling", -1.0, np.where(programs == "p53", 1.0, 0.0))
-    return v / np.linalg.norm(v) if v.any() else v
-
-
-def cosine(a: np.ndarray, b: np.ndarray) -> float:
-    na, nb = np.linalg.norm(a), np.linalg.norm(b)
-    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float("nan")
 
 
 def enrichment(loading: np.ndarray, programs: np.ndarray, top: int) -> dict[str, float]:
@@ -50,6 +31,12 @@ def enrichment(loading: np.ndarray, programs: np.ndarray, top: int) -> dict[str,
     return best
 
 
+def chunks(items: list, size: int) -> list[list]:
+    """``items`` in runs of ``size`` (0: all in one)."""
+    size = size or max(len(items), 1)
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
 def audit_model(
     loaded: Loaded,
     index,
@@ -61,6 +48,7 @@ def audit_model(
     eps: float,
     top: int,
     gene_maps: bool,
+    pert_batch: int = 0,
 ) -> dict:
     """Per layer: map statistics per head, set-mean share of the update and, per line, the
     PC1 variance fraction and the between-perturbation variance of the set-mean updates
@@ -68,70 +56,105 @@ def audit_model(
     weights and hidden states, with uniform and identity attention (the within-model swap) —
     and of the residual stream after the layer. With ``gene_maps`` also the gene-space
     loadings, per line, of the PC1 direction of ``layer``'s update injected after the layer
-    (the brief's map) and into its attention update, and of the residual-stream direction."""
+    (the brief's map) and into its attention update, and of the residual-stream direction.
+    Forward passes take ``pert_batch`` perturbations of a line at a time (0: the whole
+    line); the statistics are the same either way (means weighted by sentences)."""
     stress = program_vector(programs)
     per_layer: dict[int, dict] = {}
     lines = {}
-    layers = loaded.model.transformer_backbone.layers
     for line, perts in pairs_by_line.items():
-        batch = sentence_batch(index, basal[line], perts, loaded.device)
-        with torch.no_grad(), loaded.attention(), attention.capture(loaded.model) as rec:
-            loaded.model(batch)
-        s = loaded.model.cell_sentence_len
-
-        def set_means(x, _p=len(perts), _s=s):  # noqa: B008 — over sentences and cells → (P, D)
-            return x.reshape(_p, -1, _s, x.shape[-1]).mean((1, 2))
-
+        captured = _line_pass(loaded, index, basal[line], perts, pert_batch)
         line_out = {}
-        for k, maps in rec["maps"].items():
-            direction, fraction, scores = attention.leading_direction(set_means(rec["updates"][k]))
+        for k, rec in captured.items():
+            direction, fraction, scores = attention.leading_direction(rec["own"])
             layer_stats = per_layer.setdefault(k, {"maps": [], "share": []})
-            layer_stats["maps"].append(maps)
-            layer_stats["share"].append(attention.set_mean_share(rec["updates"][k]))
+            layer_stats["maps"].append((rec["maps"], rec["n"]))
+            layer_stats["share"].append(rec["share"])
             out = {
                 "pc1_fraction": fraction,
-                "variance": attention.between_variance(set_means(rec["updates"][k])),
+                "variance": attention.between_variance(rec["own"]),
                 "direction": direction,
                 "scores": scores.cpu(),
             }
-            # within-model swap: same weights, same hidden states, other attention
-            for kind in SWAPS:
-                with torch.no_grad():
-                    swapped = attention.recompute_update(
-                        layers[k].self_attn,
-                        rec["inputs"][k],
-                        attention.swapped_maps(maps, kind),
-                    )
-                out[f"pc1_fraction_{kind}"] = attention.leading_direction(set_means(swapped))[1]
-                out[f"variance_{kind}"] = attention.between_variance(set_means(swapped))
-            residual = set_means(rec["residual"][k])
+            for kind in SWAPS:  # within-model swap: same weights and hidden states
+                out[f"pc1_fraction_{kind}"] = attention.leading_direction(rec[kind])[1]
+                out[f"variance_{kind}"] = attention.between_variance(rec[kind])
             out["residual_direction"], out["pc1_fraction_residual"], _ = (
-                attention.leading_direction(residual)
+                attention.leading_direction(rec["residual"])
             )
-            out["variance_residual"] = attention.between_variance(residual)
+            out["variance_residual"] = attention.between_variance(rec["residual"])
             line_out[k] = out
         lines[line] = line_out
         if gene_maps:
-            k = layer % len(rec["maps"])
+            k = layer % len(captured)
             maps_of = (
                 ("gene_map", line_out[k]["direction"], "layer"),
                 ("gene_map_attention", line_out[k]["direction"], "attention"),
                 ("gene_map_residual", line_out[k]["residual_direction"], "layer"),
             )
             for key, v, site in maps_of:
-                with loaded.attention():
-                    decode = loaded.encoder.decode
-                    g = attention.gene_map(loaded.model, decode, batch, k, v, eps, site)
-                lines[line][key] = g.cpu().numpy()
+                total = 0.0
+                for chunk in chunks(perts, pert_batch):
+                    batch = sentence_batch(index, basal[line], chunk, loaded.device)
+                    with loaded.attention():
+                        decode = loaded.encoder.decode
+                        g = attention.gene_map(loaded.model, decode, batch, k, v, eps, site)
+                    total = total + g.double() * len(chunk)
+                lines[line][key] = (total / len(perts)).float().cpu().numpy()
             lines[line]["gene_map_cos_stress"] = cosine(lines[line]["gene_map"], stress)
             lines[line]["enrichment"] = enrichment(lines[line]["gene_map"], programs, top)
     return {"layers": _layer_summary(per_layer, lines), "lines": lines}
 
 
+def _line_pass(loaded: Loaded, index, basal, perts: list[str], pert_batch: int) -> dict:
+    """One line's forward passes, ``pert_batch`` perturbations at a time; per layer the
+    set-mean rows (P × D) of the update with the model's own attention, with each swap, and
+    of the residual stream, and the map statistics and set-mean share as means over the
+    line's sentences (``n`` of them)."""
+    layers = loaded.model.transformer_backbone.layers
+    s = loaded.model.cell_sentence_len
+    acc: dict[int, dict] = {}
+    for chunk in chunks(perts, pert_batch):
+        batch = sentence_batch(index, basal, chunk, loaded.device)
+        with torch.no_grad(), loaded.attention(), attention.capture(loaded.model) as rec:
+            loaded.model(batch)
+
+        def set_means(x, n=len(chunk)):  # noqa: B008 — over sentences and cells → (P, D)
+            return x.reshape(n, -1, s, x.shape[-1]).mean((1, 2)).cpu()
+
+        for k, maps in rec["maps"].items():
+            a = acc.setdefault(k, {key: [] for key in ("own", "residual", *SWAPS, "stats")})
+            a["own"].append(set_means(rec["updates"][k]))
+            a["residual"].append(set_means(rec["residual"][k]))
+            for kind in SWAPS:
+                with torch.no_grad():
+                    swapped = attention.recompute_update(
+                        layers[k].self_attn, rec["inputs"][k], attention.swapped_maps(maps, kind)
+                    )
+                a[kind].append(set_means(swapped))
+            share = attention.set_mean_share(rec["updates"][k])
+            a["stats"].append((attention.map_statistics(maps), share, maps.shape[0]))
+    out = {}
+    for k, a in acc.items():
+        n = sum(count for _, _, count in a["stats"])
+        out[k] = {key: torch.cat(a[key]) for key in ("own", "residual", *SWAPS)}
+        out[k]["maps"] = {
+            stat: sum(st[stat].cpu() * count for st, _, count in a["stats"]) / n
+            for stat in a["stats"][0][0]
+        }
+        out[k]["share"] = sum(share * count for _, share, count in a["stats"]) / n
+        out[k]["n"] = n
+    return out
+
+
 def _layer_summary(per_layer: dict, lines: dict) -> list[dict]:
     out = []
     for k, rec in sorted(per_layer.items()):
-        heads = attention.map_statistics(torch.cat(rec["maps"]))
+        n = sum(count for _, count in rec["maps"])
+        heads = {
+            stat: sum(maps[stat] * count for maps, count in rec["maps"]) / n
+            for stat in rec["maps"][0][0]
+        }
         out.append(
             {
                 "layer": k,

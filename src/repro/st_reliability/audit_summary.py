@@ -1,12 +1,44 @@
 """Across seeds: attention statistics of each model against the nulls (C1) and the gene
-maps of the leading direction against the planted program (C2)."""
+maps of the leading direction against the planted program (C2); and the pieces of the audit
+that need no torch (the summaries import no torch: it costs seconds per job)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from repro.st_reliability.attention import uniform_statistics
-from repro.st_reliability.audit import PER_LINE, cosine, program_vector
+SWAPS = ("uniform", "identity")  # the within-model attention swap (issue 24 §1)
+PER_LINE = (
+    "pc1_fraction",
+    "variance",
+    *(f"{stat}_{kind}" for kind in SWAPS for stat in ("pc1_fraction", "variance")),
+    "pc1_fraction_residual",
+    "variance_residual",
+)
+
+
+def program_vector(programs: np.ndarray) -> np.ndarray:
+    """The planted sign convention as a unit vector: cycling genes −1, p53 targets +1."""
+    v = np.where(programs == "cycling", -1.0, np.where(programs == "p53", 1.0, 0.0))
+    return v / np.linalg.norm(v) if v.any() else v
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = np.linalg.norm(a), np.linalg.norm(b)
+    return float(a @ b / (na * nb)) if na > 0 and nb > 0 else float("nan")
+
+
+def uniform_statistics(n_cells: int) -> dict[str, float]:
+    """The analytic null: A = 11ᵀ/S is exactly rank 1 and exactly uniform."""
+    return {
+        "rank1_energy": 1.0,
+        "stable_rank": 1.0,
+        "kl_uniform": 0.0,
+        "row_dispersion": 0.0,
+        "self_only_kl_uniform": math.log(n_cells),
+    }
+
 
 STATS = ("rank1_energy", "stable_rank", "kl_uniform", "row_dispersion", "set_mean_share", *PER_LINE)
 # per line of the audited models: PCA of Δ̂ and of the true Δ across perturbations

@@ -43,6 +43,7 @@ def causal_quality(
     direction,
     seed: int,
     ceiling: float,
+    pert_batch: int = 0,
 ) -> dict[str, float]:
     """Mean Pearson(Δ̂, Δ) over ``perts`` (the per-perturbation form of cell-eval's
     pearson_delta, same control reference) under each edit of ``layer``'s update."""
@@ -54,6 +55,8 @@ def causal_quality(
             else contextlib.nullcontext()
         )
         with block:
-            _, delta_hat, _ = predict_line(loaded, index, basal, perts, ceiling=ceiling)
+            _, delta_hat, _ = predict_line(
+                loaded, index, basal, perts, ceiling=ceiling, pert_batch=pert_batch
+            )
         out[name] = float(np.nanmean(pearson_rows(delta_hat, true)))
     return out

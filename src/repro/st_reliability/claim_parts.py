@@ -93,7 +93,7 @@ def needs(*keys: str):
     not in this run makes the claim "not tested" with the reason."""
 
     def wrap(handler):
-        def run(cid, spec, inputs):
+        def run(cid, spec, inputs, **extra):
             docs = [inputs["metrics"].get(spec[k]) for k in keys]
             for k, doc in zip(keys, docs, strict=True):
                 if doc is None:
@@ -101,7 +101,7 @@ def needs(*keys: str):
                     return not_tested(
                         cid, spec["claim"], reason, paper_value=spec.get("paper_value")
                     )
-            return handler(cid, spec, *docs)
+            return handler(cid, spec, *docs, **extra)
 
         return run
 

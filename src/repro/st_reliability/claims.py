@@ -7,11 +7,14 @@ number is in the details. Intervals of ρ come from the hierarchical bootstrap o
 predictions (:mod:`repro.st_reliability.hierarchical`); paired claims over seeds use the
 paired t interval and the metric's minimum effect in :data:`MIN_EFFECTS`.
 
-Kinds: ``attention_vs_nulls`` (C1: within-model attention swap and causal check, null models
-reported), ``program_gene_map`` (C2, regression map with its negative control),
-``degrades_with_distance`` (C3), ``family_vs_pool`` (C4), ``median_group_rho`` (C5),
-``loo_transfer`` (C6), ``beats_magnitude`` (C7, signed), ``aggregate_vs_rho`` (C8, signed
-equivalence); checks ``generator_self_check`` and ``self_only_identity``.
+Kinds: ``attention_vs_nulls`` (C1: within-model attention swap, judged only when its
+controls pass, and causal check; null models reported), ``program_gene_map`` (C2,
+regression map with its negative control), ``degrades_with_distance`` (C3),
+``family_vs_pool`` (C4), ``median_group_rho`` (C5), ``loo_transfer`` (C6),
+``beats_magnitude`` (C7, signed), ``aggregate_vs_rho`` (C8, signed equivalence); checks
+``generator_self_check``, ``self_only_identity`` and ``swap_control`` (the swap detects a
+planted attention dependence and not a planted independence,
+:mod:`repro.st_reliability.swap_control`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import dataclasses
 import numpy as np
 
 from repro.common.claims import (
+    CONTRADICTED,
+    INCONCLUSIVE,
     NOT_REPRODUCED,
+    REPRODUCED,
     Claim,
     check_spec,
     not_tested,
@@ -95,16 +101,33 @@ def _missing(spec, reason: str) -> Claim:
     return Claim("", spec["claim"], "", NOT_REPRODUCED, details=reason)
 
 
+def attention_vs_nulls(cid, spec, inputs):
+    return _attention_vs_nulls(cid, spec, inputs, control=inputs.get("swap_control"))
+
+
 @needs("dataset")
-def attention_vs_nulls(cid, spec, doc):
+def _attention_vs_nulls(cid, spec, doc, *, control):
     """C1: judged on the ``comparisons`` (the within-model swap and the causal check);
     ``reported`` ones (the null models) are shown beside, with the between-perturbation
-    variance of every PC1 fraction and the PC1 fraction of Δ̂ against the true Δ."""
+    variance of every PC1 fraction and the PC1 fraction of Δ̂ against the true Δ. With
+    ``swap_control`` a swap comparison is judged only when the swap's controls pass
+    (:func:`swap_controls`, on C1's own criterion); otherwise it is inconclusive."""
     spectra, method, seeds = doc["spectra"], spec["method"], doc["rho"]["seeds"]
     parts = [_comparison(spec, spectra, method, seeds, c) for c in spec["comparisons"]]
+    notes = []
+    if spec.get("swap_control"):
+        for i, c in enumerate(spec["comparisons"]):
+            if "swap" in c:
+                parts[i], note = _gated(spec, control, c, parts[i])
+                notes.append(note)
     reported = [_comparison(spec, spectra, method, seeds, c) for c in spec.get("reported", [])]
     claim = all_of(cid, spec, parts)
-    extra = [f"{label} (reported, not judged): {c.details}" for label, c in reported]
+    extra = [*notes, *(f"{label} (reported, not judged): {c.details}" for label, c in reported)]
+    means = spectra[method]["layer_mean_per_seed"]
+    headroom = 1 - np.asarray(means["pc1_fraction_uniform"])
+    extra.append(
+        f"{method}: room above the uniform swap (1 − its PC1 fraction) {rounded(headroom)}"
+    )
     for name, rec in spectra.items():
         if name == "uniform":
             continue
@@ -126,6 +149,60 @@ def attention_vs_nulls(cid, spec, doc):
                 f"{ {k: rounded(v) for k, v in rec['causal_per_seed'].items()} }"
             )
     return dataclasses.replace(claim, details="; ".join([claim.details, *extra]))
+
+
+def swap_controls(spec, control, comparison) -> tuple[bool, str]:
+    """Whether the swap ``comparison`` ({statistic, swap}) detects the planted attention
+    dependence (positive control reproduced under ``spec``'s criterion) and not the planted
+    independence (negative control not reproduced), and the numbers."""
+    if control is None:
+        return False, "the swap's controls were not run"
+    judged = {
+        kind: _comparison(spec, control["spectra"], kind, control["seeds"], comparison)[1]
+        for kind in ("positive", "negative")
+    }
+    holds = judged["positive"].verdict == REPRODUCED and judged["negative"].verdict != REPRODUCED
+    doses = [
+        f"β {b:g}: {_swap_gain(control, f'positive_beta{b:g}', comparison)}"
+        for b in control["doses"]
+    ]
+    details = (
+        f"positive control (β = {control['beta']:g}) {judged['positive'].verdict}: "
+        f"{judged['positive'].details}, "
+        f"{_swap_gain(control, 'positive', comparison)}; negative control "
+        f"{judged['negative'].verdict}: {judged['negative'].details}, "
+        f"{_swap_gain(control, 'negative', comparison)}; dose (reported) {'; '.join(doses)}"
+    )
+    return holds, details
+
+
+def _swap_gain(control, name, comparison) -> str:
+    """Own − swapped statistic and the row KL from uniform per seed of one control model."""
+    stat = comparison["statistic"]
+    means = control["spectra"][name]["layer_mean_per_seed"]
+    gain = np.subtract(means[stat], means[f"{stat}_{comparison['swap']}"])
+    return f"own − {comparison['swap']} {rounded(gain)} at KL {rounded(means['kl_uniform'])}"
+
+
+def _gated(spec, control, comparison, part) -> tuple[tuple[str, Claim], str]:
+    """A swap part of C1 judged only when :func:`swap_controls` holds (inconclusive else,
+    unless a value is missing), and the note on its controls for the details."""
+    label, claim = part
+    holds, details = swap_controls(spec, control, comparison)
+    if holds:
+        return part, f"{label}: the swap's controls pass: {details}"
+    note = f"{label}: not judged, the swap's controls fail: {details}"
+    if claim.verdict == NOT_REPRODUCED:  # a missing value stays "not reproduced"
+        return part, note
+    return (label, dataclasses.replace(claim, verdict=INCONCLUSIVE)), note
+
+
+def swap_control(cid, spec, inputs):
+    """Check: :func:`swap_controls` on the check's own ``comparison`` and criterion (the
+    config writes C1's)."""
+    holds, details = swap_controls(spec, inputs.get("swap_control"), spec["comparison"])
+    text = "positive control reproduced and negative control not, under the criterion"
+    return Claim(cid, spec["claim"], text, REPRODUCED if holds else CONTRADICTED, details=details)
 
 
 def _sig(values) -> list[str]:
@@ -353,13 +430,20 @@ KINDS = {
     "aggregate_vs_rho": aggregate_vs_rho,
     "generator_self_check": generator_self_check,
     "self_only_identity": self_only_identity,
+    "swap_control": swap_control,
 }
 
 
 def check_claims(
-    claims: dict, checks: dict, metrics: dict, prepared: dict, out: str
+    claims: dict,
+    checks: dict,
+    metrics: dict,
+    prepared: dict,
+    out: str,
+    swap_control: dict | None = None,
 ) -> list[Claim]:
-    results = run_claims(claims, KINDS, {"metrics": metrics, "prepared": prepared}, checks)
+    inputs = {"metrics": metrics, "prepared": prepared, "swap_control": swap_control}
+    results = run_claims(claims, KINDS, inputs, checks)
     write_json(out, results)
     return results
 
@@ -371,10 +455,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("out")
     p.add_argument("--metrics", nargs="+", metavar="DATASET=JSON", required=True)
     p.add_argument("--prepared", nargs="+", metavar="DATASET=JSON", required=True)
+    p.add_argument("--swap-control", metavar="JSON", help="the controls of C1's swap")
     a = p.parse_args(argv)
     section = paper_section(a.config, "st_reliability")
     metrics, prepared = (_named_jsons(items) for items in (a.metrics, a.prepared))
-    check_claims(section.get("claims", {}), section.get("checks", {}), metrics, prepared, a.out)
+    control = read_json(a.swap_control) if a.swap_control else None
+    claims, checks = section.get("claims", {}), section.get("checks", {})
+    check_claims(claims, checks, metrics, prepared, a.out, control)
 
 
 def _named_jsons(items: list[str]) -> dict:

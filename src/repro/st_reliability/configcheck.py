@@ -71,6 +71,21 @@ def _check_nulls(paper: dict) -> None:
                         raise ConfigError(f"{key}: {null!r} is neither 'untrained' nor a model")
 
 
+def _judged(criterion: dict) -> dict:
+    return {k: v for k, v in criterion.items() if k != "description"}
+
+
+def _check_swap_control(paper: dict) -> None:
+    """A claim gated by the swap's controls needs a swap_control check on its criterion."""
+    controls = [spec for spec in paper.get("checks", {}).values() if spec["kind"] == "swap_control"]
+    for cid, spec in paper.get("claims", {}).items():
+        if not spec.get("swap_control"):
+            continue
+        key = f"papers.st_reliability.claims.{cid}.swap_control"
+        if not any(_judged(c["criterion"]) == _judged(spec["criterion"]) for c in controls):
+            raise ConfigError(f"{key}: no check of kind swap_control with this claim's criterion")
+
+
 def check(config: dict[str, Any]) -> None:
     paper = config["papers"].get("st_reliability")
     if not paper or not paper.get("enabled"):
@@ -87,3 +102,4 @@ def check(config: dict[str, Any]) -> None:
             )
     check_claim_specs("st_reliability", paper, claim_kinds(KINDS), references_of=_references(paper))
     _check_nulls(paper)
+    _check_swap_control(paper)

@@ -3,22 +3,40 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from repro.st_reliability.analysis import AnalysisConfig
-from repro.st_reliability.encoders import AEConfig
-from repro.st_reliability.evaluate import EvalConfig
-from repro.st_reliability.fullscale import LineSource, Preprocessing
-from repro.st_reliability.model import ModelConfig
-from repro.st_reliability.prepare import SelfCheckConfig, SplitConfig
-from repro.st_reliability.simulate import SimConfig
-from repro.st_reliability.train import TrainConfig, Variant
+if TYPE_CHECKING:
+    from repro.st_reliability.fullscale import LineSource
+    from repro.st_reliability.simulate import SimConfig
+    from repro.st_reliability.train import TrainConfig
+
+# every config class from the module that defines it, imported on first use: a step imports
+# only its own modules (arc-state, torch and scanpy cost seconds of start-up per job)
+HOMES = {
+    "AnalysisConfig": "analysis",
+    "EvalConfig": "evaluate",
+    "ModelConfig": "model",
+    "Preprocessing": "fullscale",
+    "SelfCheckConfig": "prepare",
+    "SplitConfig": "prepare",
+    "Variant": "train",
+}
+
+
+def __getattr__(name: str):
+    if name not in HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"repro.st_reliability.{HOMES[name]}"), name)
+
 
 TUPLES = ("stress_gains", "family_scale")
 
 
 def simulator(section: dict[str, Any], dataset: dict[str, Any]) -> tuple[SimConfig, int]:
     """The shared simulator keys with the data set's own η (and overrides); and its seed."""
+    from repro.st_reliability.simulate import SimConfig
+
     values = {**section, **dataset.get("simulator", {}), "eta": dataset["eta"]}
     seed = int(values.pop("seed", 0))
     values = {k: tuple(v) if k in TUPLES else v for k, v in values.items()}
@@ -26,12 +44,17 @@ def simulator(section: dict[str, Any], dataset: dict[str, Any]) -> tuple[SimConf
 
 
 def training(section: dict[str, Any]) -> TrainConfig:
+    from repro.st_reliability.encoders import AEConfig
+    from repro.st_reliability.train import TrainConfig
+
     values = dict(section)
     values["ae"] = AEConfig(**values.get("ae", {}))
     return TrainConfig(**values)
 
 
 def line_sources(dataset: dict[str, Any], paths: dict[str, str]) -> dict[str, LineSource]:
+    from repro.st_reliability.fullscale import LineSource
+
     fields = {f.name for f in dataclasses.fields(LineSource)} - {"path"}
     return {
         name: LineSource(path=str(paths[name]), **{k: v for k, v in spec.items() if k in fields})
@@ -39,15 +62,4 @@ def line_sources(dataset: dict[str, Any], paths: dict[str, str]) -> dict[str, Li
     }
 
 
-__all__ = [
-    "AnalysisConfig",
-    "EvalConfig",
-    "ModelConfig",
-    "Preprocessing",
-    "SelfCheckConfig",
-    "SplitConfig",
-    "Variant",
-    "line_sources",
-    "simulator",
-    "training",
-]
+__all__ = [*HOMES, "line_sources", "simulator", "training"]

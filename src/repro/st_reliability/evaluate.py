@@ -49,6 +49,7 @@ class EvalConfig:
     gene_map_eps: float = 0.5
     enrichment_top: int = 20
     de_metrics: bool = True
+    pert_batch: int = 0  # perturbations per forward pass (0: a line's all at once)
 
 
 def role(variant) -> str:
@@ -64,7 +65,9 @@ def evaluate_seed(
     pairs = pair_table(adata)
     held = pairs[pairs["split"].isin(HELD_OUT)]  # both regimes: few-shot and novel families
     by_line = _by_line(held)
-    base = CellIndex.build(adata, np.zeros((adata.n_obs, 1), np.float32))
+    # predictions start from control cells only: only they are encoded for the model
+    controls = adata[(adata.obs["pert_name"] == CONTROL).to_numpy()]
+    base = CellIndex.build(controls, np.zeros((controls.n_obs, 1), np.float32))
     basal = basal_sentences(
         base, n_sentences=cfg.n_sentences, set_len=_set_len(checkpoints), seed=10_000 + seed
     )
@@ -72,7 +75,8 @@ def evaluate_seed(
     rows, audits = [], {}
     for name, path in checkpoints.items():
         loaded = load(path, device=device)
-        index = dataclasses.replace(base, cells=torch.as_tensor(loaded.encoder.encode(adata.X)))
+        cells = torch.as_tensor(loaded.encoder.encode(controls.X))
+        index = dataclasses.replace(base, cells=cells, vocabulary=loaded.vocabulary)
         kind = role(loaded.variant)
         log.info("%s (%s): evaluating", name, kind)
         if kind in ("audited", "c4"):
@@ -108,10 +112,11 @@ def _by_line(pairs: pd.DataFrame) -> dict[str, list[str]]:
 
 def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind):
     genes = list(adata.var_names)
+    ceiling = float(adata.X.max())
     rows = []
     for line, perts in targets.items():
         cells, delta_hat, above = predict_line(
-            loaded, index, basal[line], perts, ceiling=float(adata.X.max())
+            loaded, index, basal[line], perts, ceiling=ceiling, pert_batch=cfg.pert_batch
         )
         if above:
             log.warning(
@@ -175,6 +180,7 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
         eps=cfg.gene_map_eps,
         top=cfg.enrichment_top,
         gene_maps=maps,
+        pert_batch=cfg.pert_batch,
     )
     lines = {}
     for line, rec in audit["lines"].items():
@@ -204,6 +210,7 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
                 direction=rec[k]["direction"],
                 seed=seed,
                 ceiling=ceiling,
+                pert_batch=cfg.pert_batch,
             )
         lines[line] = out
     return {"layers": audit["layers"], "lines": lines}

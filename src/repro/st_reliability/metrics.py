@@ -11,13 +11,16 @@ from __future__ import annotations
 import logging
 import tempfile
 import warnings
+from typing import TYPE_CHECKING
 
 import anndata as ad
 import numpy as np
 import pandas as pd
-import torch
 
 from repro.st_reliability.data import CONTROL
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger(__name__)
 # per-perturbation metrics taken from cell-eval (the costly, unused ones are skipped)
@@ -27,6 +30,8 @@ CELL_EVAL_SKIP = ["clustering_agreement", "pearson_edistance"]
 def energy_distance(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """E|X−Y| − ½E|X−X'| − ½E|Y−Y'| over all pairs (V-statistic, uniform weights): the
     quantity geomloss's ``SamplesLoss("energy")`` (State's training loss) computes."""
+    import torch  # the summaries that import this module need no torch
+
     xy = torch.cdist(x, y).mean((-2, -1))
     xx = torch.cdist(x, x).mean((-2, -1))
     yy = torch.cdist(y, y).mean((-2, -1))

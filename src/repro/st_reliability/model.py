@@ -17,14 +17,24 @@ import contextlib
 import dataclasses
 import io
 import warnings
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
-# arc-state's import pulls lightning; its import-time chatter is not the rule's business
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
+if TYPE_CHECKING:
     from state.tx.models.state_transition import StateTransitionPerturbationModel
+
+
+def state_model_class() -> type[StateTransitionPerturbationModel]:
+    """arc-state's class, imported on first use: the import pulls lightning and costs ≈ 5 s
+    of CPU, which the steps that build no model (prepare, summarize, claims) should not pay;
+    its import-time chatter is not the rule's business."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from state.tx.models.state_transition import StateTransitionPerturbationModel
+
+    return StateTransitionPerturbationModel
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -64,7 +74,7 @@ def build_model(
         tie_word_embeddings=False,
     )
     with contextlib.redirect_stdout(io.StringIO()):  # the constructor prints the model
-        model = StateTransitionPerturbationModel(
+        model = state_model_class()(
             input_dim=input_dim,
             hidden_dim=cfg.hidden,
             output_dim=input_dim,

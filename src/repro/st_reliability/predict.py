@@ -59,16 +59,27 @@ def sentence_batch(index: CellIndex, basal: torch.Tensor, perts: list[str], devi
 
 
 def predict_line(
-    loaded: Loaded, index: CellIndex, basal: torch.Tensor, perts: list[str], *, ceiling: float
+    loaded: Loaded,
+    index: CellIndex,
+    basal: torch.Tensor,
+    perts: list[str],
+    *,
+    ceiling: float,
+    pert_batch: int = 0,
 ):
     """Gene-space predicted cells per perturbation (K·S, G), clipped to [0, ceiling] (the
     data's log1p range; cell-eval rejects values outside it), the number of clipped values
     above the ceiling, and Δ̂ = mean(predicted cells) − mean(predicted controls on the same
-    basal cells)."""
+    basal cells). Forward passes take ``pert_batch`` perturbations at a time (0: all; each
+    sentence is predicted on its own, so the result is the same)."""
     names = [CONTROL, *perts]
-    batch = sentence_batch(index, basal, names, loaded.device)
-    with torch.no_grad(), loaded.attention():
-        out = loaded.encoder.decode(loaded.model(batch)).cpu()
+    size = pert_batch or len(names)
+    outs = []
+    for i in range(0, len(names), size):
+        batch = sentence_batch(index, basal, names[i : i + size], loaded.device)
+        with torch.no_grad(), loaded.attention():
+            outs.append(loaded.encoder.decode(loaded.model(batch)).cpu())
+    out = torch.cat(outs)
     above = int((out > ceiling).sum())
     cells = out.clamp(0.0, ceiling).reshape(len(names), -1, out.shape[-1]).numpy()
     means = cells.mean(1)

@@ -13,10 +13,14 @@ from __future__ import annotations
 import dataclasses
 import pickle
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
-from repro.st_reliability.model import StateTransitionPerturbationModel
+from repro.st_reliability.model import state_model_class
+
+if TYPE_CHECKING:
+    from state.tx.models.state_transition import StateTransitionPerturbationModel
 
 FILES = ("config.yaml", "var_dims.pkl", "pert_onehot_map.pt", "checkpoints/final.ckpt")
 # State's hyper_parameters keep its loss module (Lightning warns that ``loss_fn`` is saved),
@@ -51,7 +55,7 @@ def load_released(run_dir: str | Path, *, device: str | torch.device = "cpu") ->
             f"{var_dims['pert_dim']} in var_dims.pkl"
         )
     with torch.serialization.safe_globals(list(SAFE_GLOBALS)):
-        model = StateTransitionPerturbationModel.load_from_checkpoint(
+        model = state_model_class().load_from_checkpoint(
             run / "checkpoints" / "final.ckpt", map_location=device, weights_only=True
         )
     return Released(model.eval(), [str(v) for v in vocabulary], var_dims)
