@@ -47,6 +47,7 @@ def test_judge_scores_from_probabilities_batched_like_one_by_one(chat_model_dir)
     """Batched, left-padded scoring equals each prompt alone, read naively from the full
     softmax (numbers summed by their text) through score_from_probs."""
     import torch
+
     from repro.helpful_only.fullscale import load_instruct
     from repro.helpful_only.judge import judge_scores, score_from_probs
 

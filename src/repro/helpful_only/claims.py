@@ -158,7 +158,8 @@ def _mitigation(claim_id, spec, summary):
     if "b_full_budget" not in spec:
         return claim
     other = _gated(claim_id, {**spec, "b": spec["b_full_budget"]}, summary)
-    interval = "" if other.interval is None else f" [{other.interval[0]:+.3f}, {other.interval[1]:+.3f}]"
+    low, high = other.interval or (None, None)
+    interval = "" if low is None else f" [{low:+.3f}, {high:+.3f}]"
     beside = (
         f"against {_name(spec['b_full_budget'])} (full AR budget): {other.verdict}, "
         f"{_fmt(other.measured)}{interval}"
