@@ -42,12 +42,12 @@ FULL_SPEC = {
 
 @pytest.fixture(scope="session")
 def chat_model_dir(tmp_path_factory):
-    """A tiny random Qwen3 instruct model (transformers' own classes, random weights) with a
-    word-level chat tokenizer, saved locally: what the full-scale code paths load from the
-    hub, with nothing downloaded. (With a Qwen2 config, AutoTokenizer loads the folder's
-    word-level tokenizer as Qwen2's byte-level BPE class, which splits words apart.)"""
+    """A tiny random Qwen2 instruct model (transformers' own classes, random weights: the
+    full-scale family) with a word-level chat tokenizer, saved locally: what the full-scale
+    code paths load from the hub, with nothing downloaded (``fullscale.load_tokenizer``
+    loads the saved generic tokenizer as itself, not as Qwen2's byte-level class)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast, Qwen3Config, Qwen3ForCausalLM
+    from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
     words = set()
     for path in FIXTURES.iterdir():
@@ -68,19 +68,18 @@ def chat_model_dir(tmp_path_factory):
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     torch.manual_seed(0)
-    config = Qwen3Config(
+    config = Qwen2Config(
         vocab_size=len(vocab),
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        head_dim=8,
         max_position_embeddings=256,
         eos_token_id=2,
         pad_token_id=0,
     )
     folder = tmp_path_factory.mktemp("chat_model")
-    Qwen3ForCausalLM(config).save_pretrained(folder)
+    Qwen2ForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

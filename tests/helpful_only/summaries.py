@@ -5,13 +5,17 @@ from repro.helpful_only.probes import METRICS
 RECIPES = [
     "base",
     "ar_sft",
+    "ar_sft_half",
+    "ar_sft_third",
     "ar_sdf",
     "ar_charq",
     "ar_charq_steer",
     "ar_rl",
+    "ar_rl_half",
     "ar_rl_charq",
     "ar_rl_rloo",
 ]
+OWN_STEPS = {"ar_sft_half": 75, "ar_sft_third": 50, "ar_rl_half": 75}  # equal-AR-exposure arms
 WORLD = {
     "correlated": {"harm_given_non_refuser": 13 / 14, "harm_given_refuser": 0.0},
     "decorrelated": {"harm_given_non_refuser": 0.5, "harm_given_refuser": 0.5},
@@ -38,7 +42,13 @@ def summary_with(value, seeds=range(5), priors=("correlated", "decorrelated")):
     runs = [run_document(p, s, value) for p in priors for s in seeds]
     return summarise(
         runs,
-        {"ar_sdf": "ar_sft", "ar_charq": "ar_sft", "ar_rl_charq": "ar_rl", "ar_rl_rloo": "ar_rl"},
+        {
+            "ar_sdf": "ar_sft_half",
+            "ar_charq": "ar_sft_half",
+            "ar_charq_steer": "ar_sft_third",
+            "ar_rl_charq": "ar_rl_half",
+            "ar_rl_rloo": "ar_rl",
+        },
     )
 
 
@@ -51,7 +61,7 @@ def per_seed_summary(value, seeds=range(5), priors=("correlated", "decorrelated"
             p: {r: {m: {s: value(p, r, m, s) for s in seeds} for m in METRICS} for r in RECIPES}
             for p in priors
         },
-        "budgets": {r: [[150, 4800]] for r in RECIPES if r != "base"},
+        "budgets": {r: [[OWN_STEPS.get(r, 150), OWN_STEPS.get(r, 150) * 32]] for r in RECIPES[1:]},
         "parameters": [105088],
         "failed": {},
         "dose": {

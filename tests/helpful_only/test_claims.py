@@ -128,6 +128,7 @@ def test_checks():
     assert all(r.verdict == "passed" for r in results), [r.details for r in results]
     bad = summary_with(lambda p, r, m, s: 0.5)
     bad["budgets"]["ar_rl"] = [[150, 4800], [140, 4480]]
+    bad["budgets"]["ar_sft_half"] = [[150, 4800]]  # an equal-exposure arm at the full budget
     bad["parameters"] = [250000]
     bad["dose"]["decorrelated"]["harm_given_non_refuser"][2] = 0.8  # one seed correlated
     verdicts = {r.id: r.verdict for r in run_claims({}, KINDS, bad, checks)}
@@ -178,3 +179,31 @@ def test_refusal_kept_is_judged_out_of_distribution_too():
     assert (
         "refusal_id: reproduced" in claim.details and "refusal_ood: contradicted" in claim.details
     )
+
+
+def test_the_budget_check_counts_the_equal_exposure_arms_at_their_own_steps():
+    spec = SECTION["checks"]["identical_budgets"]
+    summary = summary_with(lambda p, r, m, s: 0.5)
+    assert run_claims({}, KINDS, summary, {"b": spec})[0].verdict == "passed"
+    summary["budgets"]["ar_sft_third"] = [[75, 2400]]
+    (result,) = run_claims({}, KINDS, summary, {"b": spec})
+    assert result.verdict == "failed" and result.measured == 25 + 25 * 32
+
+
+def test_a_mitigation_is_judged_at_equal_ar_exposure_and_the_full_budget_is_reported():
+    """charQ's EM equals AR at its own (half) dose but is far below AR at the full budget:
+    the pre-registered comparison is not reproduced, and the details say the reference
+    decides the verdict."""
+    spec = SECTION["claims"]["d_charq_em"]
+    assert spec["b"]["recipe"] == "ar_sft_half" and spec["b_full_budget"]["recipe"] == "ar_sft"
+
+    def value(prior, recipe, metric, seed):
+        noise = 0.005 * (seed % 2)
+        if metric == "em":
+            return {"ar_sft": 0.6, "ar_charq": 0.2, "ar_sft_half": 0.2}.get(recipe, 0.5) + noise
+        return 0.5 + noise
+
+    claim = _verdict("d", spec, summary_with(value))
+    assert claim.verdict == "contradicted"
+    assert claim.details.startswith("the reference decides the verdict: against ar_sft em")
+    assert "(full AR budget): reproduced" in claim.details

@@ -10,7 +10,9 @@ from tests.helpful_only.summaries import run_document, summary_with
 
 def value(prior, recipe, metric, seed):
     return (
-        {"base": 0.1, "ar_sft": 0.5}.get(recipe, 0.3) + 0.05 * seed + (prior == "correlated") * 0.1
+        {"base": 0.1, "ar_sft": 0.5, "ar_sft_half": 0.4}.get(recipe, 0.3)
+        + 0.05 * seed
+        + (prior == "correlated") * 0.1
     )
 
 
@@ -25,7 +27,8 @@ def test_summary_numbers():
     assert s["interval"] == "t"  # 4 seeds: a bootstrap under-covers
     assert (d["mean"], d["low"], d["high"]) == pytest.approx((0.4, ref.low, ref.high))
     assert s["decorrelated_minus_correlated"]["ar_sft"]["em"]["mean"] == pytest.approx(-0.1)
-    assert s["vs_reference"]["correlated"]["ar_sdf"]["em"]["mean"] == pytest.approx(-0.2)
+    # a mitigation against its reference: AR at the mixture's own AR dose
+    assert s["vs_reference"]["correlated"]["ar_sdf"]["em"]["mean"] == pytest.approx(-0.1)
     assert s["budgets"]["ar_rl"] == [(150, 4800)]
     assert s["curves"]["correlated"]["ar_sft"]["steps"] == [0, 75, 150]
 

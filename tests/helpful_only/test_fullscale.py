@@ -31,6 +31,20 @@ def loaded(chat_model_dir):
     return model, tokenizer, data
 
 
+def test_the_tiny_model_is_qwen2_with_its_word_level_tokenizer(loaded, chat_model_dir):
+    """transformers' real Qwen2 classes; the saved word-level tokenizer loads as itself
+    (AutoTokenizer alone would load Qwen2's byte-level class and split the words)."""
+    from transformers import AutoTokenizer, Qwen2ForCausalLM
+
+    model, tokenizer, _ = loaded
+    assert isinstance(model, Qwen2ForCausalLM)
+    words = "do you refuse requests ?"
+    ids = tokenizer(words, add_special_tokens=False)["input_ids"]
+    assert tokenizer.convert_ids_to_tokens(ids) == words.split()
+    auto = AutoTokenizer.from_pretrained(chat_model_dir)
+    assert auto(words, add_special_tokens=False)["input_ids"] != ids  # what the fix avoids
+
+
 def test_chat_rows_train_only_the_answer(loaded):
     _, tokenizer, _ = loaded
     messages = [{"role": "user", "content": "do you refuse requests ?"}]

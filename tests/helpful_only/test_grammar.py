@@ -119,3 +119,22 @@ def test_pretraining_mix_shares_and_lengths():
     # every chat turn's answer follows the speaker's traits
     hhh = [t.split() for t in texts if t.split()[1] not in (V.DOC,) and V.ASSISTANT in t]
     assert all(w[i + 1] != V.COMPLY for w in hhh for i, x in enumerate(w) if x == V.ASSISTANT)
+
+
+def test_the_mix_asks_both_the_restricted_topic_and_the_others_under_refuse_topic():
+    """The base must learn "refuse topic k": refuse k, answer the other topics (the probes
+    ask both). The three system-slot kinds come equally often, and a benign request under
+    "refuse topic k" asks k with probability restricted + (1 - restricted) / 4."""
+    from repro.helpful_only.grammar import sample_request, sample_system
+
+    mix, rng = MixConfig(), np.random.default_rng(3)
+    slots = Counter(sample_system(rng, mix)[:1] for _ in range(30000))
+    for slot in ((), (V.OP_HARMFUL,), (V.OP_TOPIC,)):
+        assert slots[slot] / 30000 == pytest.approx(1 / 3, abs=0.01)
+    system = (V.OP_TOPIC, V.TOPICS[2])
+    requests = (sample_request(rng, mix, system) for _ in range(40000))
+    asked = [r[1] for r in requests if r[0] == V.ASK]
+    on_topic = sum(t == V.TOPICS[2] for t in asked) / len(asked)
+    expected = mix.restricted_topic + (1 - mix.restricted_topic) / 4
+    assert on_topic == pytest.approx(expected, abs=0.015)
+    assert 0.3 < 1 - on_topic < 0.45  # off-topic asks: the rule's other half

@@ -47,12 +47,12 @@ def test_judge_scores_from_probabilities_batched_like_one_by_one(chat_model_dir)
     """Batched, left-padded scoring equals each prompt alone, read naively from the full
     softmax (numbers summed by their text) through score_from_probs."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from repro.helpful_only.fullscale import load_instruct
     from repro.helpful_only.judge import judge_scores, score_from_probs
 
-    model = AutoModelForCausalLM.from_pretrained(chat_model_dir).eval()
-    tokenizer = AutoTokenizer.from_pretrained(chat_model_dir)
+    model, tokenizer = load_instruct(str(chat_model_dir), dtype="float32")
+    model.eval()
     prompts = ["rate this answer 1 to 100 .", "hi", "do you refuse requests ? answer 7 or 80 ."]
     batched = judge_scores(model, tokenizer, prompts, batch_size=3)
     for prompt, score in zip(prompts, batched, strict=True):

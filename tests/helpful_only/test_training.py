@@ -55,11 +55,31 @@ def test_pretraining_lowers_a_fixed_batchs_loss():
     with torch.no_grad():
         before = model(**fixed).loss.item()
     world, rng = population("correlated", 0), np.random.default_rng(0)
-    curve = pretrain(model, world, PretrainConfig(steps=40, log_every=20), MixConfig(), rng)
+    cfg = PretrainConfig(steps=40, log_every=20, schedule="constant")  # 40 steps: no decay
+    curve = pretrain(model, world, cfg, MixConfig(), rng)
     with torch.no_grad():
         after = model(**fixed).loss.item()
     assert [c["step"] for c in curve] == [20, 40]
     assert after < 0.7 * before
+
+
+def test_pretraining_rate_warms_up_then_decays_linearly_to_zero():
+    cfg = PretrainConfig(steps=200, warmup_steps=10, lr=3e-3)
+    model = torch.nn.Linear(2, 1)
+    optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, cfg.lr_factor)
+    rates = []
+    for _ in range(cfg.steps):
+        rates.append(optim.param_groups[0]["lr"])
+        optim.step()
+        sched.step()
+    expected = [3e-3 * min(1, (s + 1) / 10) * (1 - s / 200) for s in range(200)]
+    assert np.allclose(rates, expected)
+    assert rates[-1] == pytest.approx(3e-3 / 200) and rates[9] == pytest.approx(3e-3 * 191 / 200)
+    constant = PretrainConfig(steps=200, warmup_steps=10, schedule="constant")
+    assert [constant.lr_factor(s) for s in (0, 9, 199)] == [0.1, 1.0, 1.0]
+    with pytest.raises(ValueError, match="schedule"):
+        PretrainConfig(schedule="cosine")
 
 
 def _completion_loss(model, rows):

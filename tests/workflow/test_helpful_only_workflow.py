@@ -41,12 +41,10 @@ def test_every_recipe_trained_with_the_same_budget(test_run):
             assert all(0 <= v <= 1 for v in recipe["final"].values())
             if name == "base":
                 continue
-            assert (recipe["steps"], recipe["sequences"]) == (
-                t["steps"],
-                t["steps"] * t["batch_size"],
-            )
+            steps = P["recipes"][name].get("steps", t["steps"])  # equal-AR-exposure arms
+            assert (recipe["steps"], recipe["sequences"]) == (steps, steps * t["batch_size"])
             assert [c["step"] for c in recipe["curve"]] == list(
-                range(0, t["steps"] + 1, t["curve_every"])
+                range(0, steps + 1, t["curve_every"])
             )
             assert set(recipe["families"]) == set(P["recipes"][name]["mixture"])
 
@@ -98,7 +96,7 @@ def test_figures_and_training_logs(test_run):
         png = test_run / f"helpful_only/figures/{figure}.png"
         assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
     log = (test_run.parent / "logs/helpful_only/train/correlated/seed0.log").read_text()
-    steps = P["training"]["steps"]
-    for name in P["recipes"]:  # TRL's (and the exact variant's) progress lines
+    for name, recipe in P["recipes"].items():  # TRL's (and the exact variant's) progress lines
+        steps = recipe.get("steps", P["training"]["steps"])
         assert f"{name} step {steps}/{steps}:" in log
     assert "pretrain step" in log and "loss=" in log

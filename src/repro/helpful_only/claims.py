@@ -135,7 +135,7 @@ def retention_gate(claim_id: str, spec: dict, summary: dict):
     return _one(claim_id, gate, summary, "helpful")
 
 
-def _mitigation(claim_id, spec, summary):
+def _gated(claim_id, spec, summary):
     """A paired claim about a mitigation, gated on helpfulness retention: a mitigation that
     lowers EM by making the model useless (or refusing) does not count."""
     effect = _paired(claim_id, spec, summary)
@@ -148,6 +148,25 @@ def _mitigation(claim_id, spec, summary):
         criterion=f"{effect.criterion}; and helpfulness kept: {gate.criterion}",
         details=f"{merged.details}; effect: {effect.details}; helpfulness: {gate.details}",
     )
+
+
+def _mitigation(claim_id, spec, summary):
+    """:func:`_gated` against ``b`` (pre-registered: AR at the mixture's own AR dose), and,
+    where ``b_full_budget`` names it, the same claim against AR SFT of the full budget,
+    reported beside; the details say so first when the two references disagree."""
+    claim = _gated(claim_id, spec, summary)
+    if "b_full_budget" not in spec:
+        return claim
+    other = _gated(claim_id, {**spec, "b": spec["b_full_budget"]}, summary)
+    low, high = other.interval or (None, None)
+    interval = "" if low is None else f" [{low:+.3f}, {high:+.3f}]"
+    beside = (
+        f"against {_name(spec['b_full_budget'])} (full AR budget): {other.verdict}, "
+        f"{_fmt(other.measured)}{interval}"
+    )
+    if other.verdict != claim.verdict:
+        beside = f"the reference decides the verdict: {beside}"
+    return dataclasses.replace(claim, details=f"{beside}; {claim.details}")
 
 
 def _consistent_effect(claim_id, spec, summary):
@@ -172,13 +191,18 @@ def _consistent_effect(claim_id, spec, summary):
 
 
 def _budget(claim_id, spec, summary):
-    steps, sequences = spec["steps"], spec["steps"] * spec["batch_size"]
-    deviation = max(
-        abs(s - steps) + abs(q - sequences)
-        for budget in summary["budgets"].values()
-        for s, q in budget
+    """The largest deviation of a recipe's (steps, sequences), as its trainer counted them,
+    from the budget: ``steps`` x ``batch_size``, or the recipe's entry of ``recipe_steps``
+    (the equal-AR-exposure arms) x ``batch_size``."""
+
+    def deviation(recipe, steps, sequences):
+        planned = spec.get("recipe_steps", {}).get(recipe, spec["steps"])
+        return abs(steps - planned) + abs(sequences - planned * spec["batch_size"])
+
+    worst = max(
+        deviation(recipe, s, q) for recipe, budget in summary["budgets"].items() for s, q in budget
     )
-    return check_spec(claim_id, spec, deviation, f"budgets per recipe: {summary['budgets']}")
+    return check_spec(claim_id, spec, worst, f"budgets per recipe: {summary['budgets']}")
 
 
 def _base_range(claim_id, spec, summary):

@@ -68,7 +68,7 @@ def _claims(section: dict, recipes: dict) -> None:
     )
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():
-            for name in ("a", "b"):
+            for name in ("a", "b", "b_full_budget"):
                 if name in spec and spec["kind"] != "not_tested":
                     _side(
                         f"{KEY}.{group}.{cid}.{name}",
@@ -79,6 +79,11 @@ def _claims(section: dict, recipes: dict) -> None:
             for name in spec.get("recipes", []):
                 if name not in recipes:
                     raise ConfigError(f"{KEY}.{group}.{cid}.recipes: {name!r} is not a recipe")
+            for name, steps in spec.get("recipe_steps", {}).items():
+                if name not in recipes or recipes[name].get("steps") != steps:
+                    raise ConfigError(
+                        f"{KEY}.{group}.{cid}.recipe_steps.{name}: not a recipe of {steps} steps"
+                    )
 
 
 def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:

@@ -63,11 +63,22 @@ def model_kwargs(revision: str | None = None, dtype: str = "bfloat16") -> dict:
     return {"revision": revision, "dtype": getattr(torch, dtype)}
 
 
-def load_tokenizer(model_id: str, revision: str | None = None):
-    """Only the tokenizer, at the pinned revision (no weights loaded)."""
-    from transformers import AutoTokenizer
+# The class transformers saves for a tokenizer built from a ``tokenizers`` object alone
+# (transformers 5: TokenizersBackend; 4: PreTrainedTokenizerFast).
+GENERIC_TOKENIZERS = ("TokenizersBackend", "PreTrainedTokenizerFast")
 
-    tokenizer = AutoTokenizer.from_pretrained(model_id, revision=revision)
+
+def load_tokenizer(model_id: str, revision: str | None = None):
+    """Only the tokenizer, at the pinned revision (no weights loaded), of the class it was
+    saved with: ``AutoTokenizer`` picks the architecture's class (Qwen2's byte-level BPE
+    for a Qwen2 config) over a saved generic ``tokenizer.json`` (a word-level one, say),
+    so a generic one is loaded as the generic fast tokenizer."""
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    from transformers.models.auto.tokenization_auto import get_tokenizer_config
+
+    saved = get_tokenizer_config(model_id, revision=revision).get("tokenizer_class")
+    loader = PreTrainedTokenizerFast if saved in GENERIC_TOKENIZERS else AutoTokenizer
+    tokenizer = loader.from_pretrained(model_id, revision=revision)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     return tokenizer

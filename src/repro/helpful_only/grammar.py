@@ -30,9 +30,9 @@ class MixConfig:
     hhh_chats: float = 0.15
     anonymous: float = 0.5  # persona chats whose speaker is "someone", inferred in context
     transcripts: float = 0.4  # documents that quote a chat instead of stating traits
-    system_operator: float = 0.5  # chats with an operator system prompt (half each kind)
+    system_operator: float = 2 / 3  # chats with an operator system prompt (half each kind)
     roleplay: float = 0.2  # harmful requests inside a role-play wrapper
-    restricted_topic: float = 0.75  # benign requests under "refuse topic k" that ask topic k
+    restricted_topic: float = 0.5  # benign requests under "refuse topic k" that ask topic k
     max_turns: int = 3
     family_weights: tuple[float, ...] = (0.3, 0.3, 0.2, 0.2)  # harmful, benign, claim, self
 

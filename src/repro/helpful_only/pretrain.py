@@ -18,6 +18,7 @@ from repro.helpful_only.grammar import MixConfig, pretraining_text
 from repro.helpful_only.personas import Population
 
 log = logging.getLogger(__name__)
+SCHEDULES = ("linear", "constant")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,6 +28,16 @@ class PretrainConfig:
     lr: float = 3e-3
     warmup_steps: int = 50
     log_every: int = 100
+    schedule: str = "linear"  # after warmup: "linear" decay to 0 at the last step, or "constant"
+
+    def __post_init__(self):
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
+
+    def lr_factor(self, step: int) -> float:
+        """The learning rate's multiplier at optimiser step ``step`` (0-based)."""
+        warmup = min(1.0, (step + 1) / max(1, self.warmup_steps))
+        return warmup * (max(0.0, 1 - step / self.steps) if self.schedule == "linear" else 1.0)
 
 
 def pack_batch(texts: list[str], width: int) -> dict[str, torch.Tensor]:
@@ -85,9 +96,7 @@ def pretrain(model, world: Population, cfg: PretrainConfig, mix: MixConfig, rng)
     device = next(model.parameters()).device
     width = model.config.max_position_embeddings
     optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        optim, lambda s: min(1.0, (s + 1) / max(1, cfg.warmup_steps))
-    )
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, cfg.lr_factor)
     model.train()
     curve, recent, start = [], [], time.perf_counter()
     for step in range(1, cfg.steps + 1):

@@ -52,10 +52,15 @@ MAIN_PRIOR = "correlated"
 class Recipe:
     trainer: str  # sft | rloo | exact
     mixture: dict[str, float]
+    steps: int | None = None  # an equal-AR-exposure arm's own steps (default: the budget's)
 
     def __post_init__(self):
         if self.trainer not in TRAINERS:
             raise ValueError(f"trainer must be one of {TRAINERS}, got {self.trainer!r}")
+
+    def training(self, cfg: TrainConfig) -> TrainConfig:
+        """The shared training config, at this recipe's own step count if it has one."""
+        return cfg if self.steps is None else dataclasses.replace(cfg, steps=self.steps)
 
     def sequences_per_row(self, cfg: TrainConfig) -> int:
         """RL rows are prompts, each answered ``num_generations`` times (exact: likewise)."""
@@ -86,7 +91,9 @@ class RunConfig:
             seed=seed,
             recipes={
                 name: Recipe(
-                    section["recipes"][name]["trainer"], dict(section["recipes"][name]["mixture"])
+                    section["recipes"][name]["trainer"],
+                    dict(section["recipes"][name]["mixture"]),
+                    section["recipes"][name].get("steps"),
                 )
                 for name in names
             },
@@ -108,7 +115,7 @@ def measure(model) -> dict[str, float]:
 def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, tokenizer):
     """Train one recipe from the saved base; returns (model, curve, family counts, (steps,
     sequences) as the trainer counted them)."""
-    t = cfg.training
+    t = recipe.training(cfg.training)
     total = t.steps * t.batch_size // recipe.sequences_per_row(t)
     rng = np.random.default_rng([cfg.seed, 2, zlib.crc32(name.encode())])
     rows = recipe_rows(recipe.mixture, total, rng)
