@@ -49,7 +49,11 @@ STEPS = [
         "results/qsurv/models/loglogistic/qsurv.json",
         tests=GPU_TESTS[:1],
     ),
-    Step("plsa", "GNN with PLSA's reweighting, one job", "results/plsa/runs/csbm_gss/plsa.json"),
+    Step(
+        "plsa",
+        "GNN training of every method (PLSA's reweighting among them) on one data set, one job",
+        "results/plsa/runs/csbm_gss",
+    ),
     Step(
         "sbd",
         "factorised SpMM timed against cuSPARSE CSR (sbd_evaluate)",

@@ -47,7 +47,7 @@ def test_end_to_end_metrics(test_run):
         metrics = _json(test_run, f"metrics/{dataset}.json")
         assert list(metrics["methods"]) == spec.get("methods", P["end_to_end"]["methods"])
         # one train job per data set wrote one run file per method, and nothing else
-        runs = sorted(p.stem for p in (test_run / "plsa" / "runs" / dataset).iterdir())
+        runs = sorted(p.stem for p in (test_run / "plsa" / "runs" / dataset).glob("*.json"))
         assert runs == sorted(metrics["methods"])
         for method, entry in metrics["methods"].items():
             accuracies = [row["target_accuracy"] for row in entry["per_seed"]]
