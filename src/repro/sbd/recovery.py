@@ -11,7 +11,7 @@ from repro.common.claims import over_seeds
 def _membership(sides, size: int) -> sparse.csr_matrix:
     """(blocks × size) 0/1 matrix: row b marks the indices in ``sides[b]``."""
     lengths = [len(side) for side in sides]
-    indices = np.concatenate([np.asarray(side, dtype=np.int64) for side in sides] or [[]])
+    indices = np.concatenate([np.asarray(side, dtype=np.int64) for side in sides])
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     data = np.ones(len(indices), dtype=np.int64)
     return sparse.csr_matrix((data, indices, indptr), shape=(len(sides), size))
@@ -33,11 +33,7 @@ def best_match(truth: dict, found: dict) -> np.ndarray:
         sides[key] = (shared, planted.sum(1).A1, recovered.sum(1).A1)
     (rows, planted_rows, found_rows), (cols, planted_cols, found_cols) = sides.values()
     inter = rows * cols
-    union = (
-        np.outer(planted_rows * planted_cols, np.ones(len(found_rows)))
-        + (found_rows * found_cols)[None, :]
-        - inter
-    )
+    union = (planted_rows * planted_cols)[:, None] + (found_rows * found_cols)[None, :] - inter
     jaccard = np.where(union > 0, inter / np.maximum(union, 1), 1.0)
     same_sign = np.equal.outer(np.asarray(truth["signs"]), np.asarray(found["signs"]))
     return np.where(same_sign, jaccard, 0.0).max(axis=1)
