@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
+import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +136,26 @@ subprocess.run([sys.executable, "-c", "import time\\nend = time.process_time() +
     assert cost.jobs == 1 and 1.2 <= cost.cpu < 2.5, log.read_text()
     assert 0 < cost.startup_cpu < 0.6
     assert "its finished child processes 0.6" in log.read_text()
+
+
+def test_bootstrap_spares_a_job_the_final_collections_of_a_large_heap(tmp_path):
+    """A script holding three million tracked objects: without freezing the heap at exit,
+    Python's shutdown collections cost it ≈ 0.5 CPU-s after its logged "job CPU" line
+    (measured); with it, the process ends within a fraction of that."""
+    log = tmp_path / "job.log"
+    script = tmp_path / "job.py"
+    script.write_text(
+        f"""import sys
+sys.path.insert(0, {str(ROOT / "scripts")!r})
+from types import SimpleNamespace
+from _bootstrap import setup_logging
+heap = [[i] for i in range(3_000_000)]
+setup_logging(SimpleNamespace(log=[{str(log)!r}], rule="paper_step"))
+"""
+    )
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, str(script)], check=True, capture_output=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    process_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    logged = float(re.search(r"job CPU ([\d.]+) s in all", log.read_text()).group(1))
+    assert process_cpu - logged < 0.25, (process_cpu, logged)
