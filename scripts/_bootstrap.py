@@ -26,6 +26,7 @@ def setup_logging(snakemake) -> logging.Logger:
     are read by benchmarks/workflow_cost.py: Snakemake's benchmark files sample CPU every
     30 s after a job's first 15 s and miss what a job uses after its last sample."""
     startup = time.process_time()
+    gc.freeze()  # the imported modules' objects: full collections during the work skip them
     handlers = [logging.StreamHandler()]
     if snakemake.log:
         handlers.append(logging.FileHandler(snakemake.log[0], mode="w"))
