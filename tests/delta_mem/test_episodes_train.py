@@ -7,7 +7,19 @@ import pytest
 import torch
 
 from repro.delta_mem import evaluate, train
-from repro.delta_mem.episodes import BOS, KEY0, PAD, VALUE0, Q, make_batch
+from repro.delta_mem.episodes import (
+    BOS,
+    FILLER0,
+    KEY0,
+    N_FILLERS,
+    N_KEYS,
+    N_VALUES,
+    PAD,
+    VALUE0,
+    Q,
+    episode,
+    make_batch,
+)
 from repro.delta_mem.train import OptimConfig, TaskConfig
 
 SPEC = {"d_model": 32, "heads": 2, "layers": 2, "mlp": 64, "max_positions": 40}
@@ -36,6 +48,36 @@ def test_plain_episodes_have_distinct_keys_and_the_answer_in_the_history():
         assert len(facts) == 4
         assert facts[int(batch.query[i, 2])] == batch.answer[i]
     assert (batch.stale == -1).all()
+
+
+def _episode_turn_by_turn(rng, n_facts, overwrite, min_turns):
+    """The generator as first written: one two-token draw per filler turn."""
+    n_turns = max(min_turns, n_facts)
+    keys = KEY0 + rng.choice(N_KEYS, size=n_facts, replace=False)
+    values = VALUE0 + rng.integers(N_VALUES, size=n_facts)
+    turns = [[FILLER0 + t for t in rng.integers(N_FILLERS, size=2)] for _ in range(n_turns)]
+    slots = rng.choice(n_turns, size=n_facts, replace=False)
+    for slot, k, v in zip(slots, keys, values, strict=True):
+        turns[slot] = [k, v]
+    target = int(rng.integers(n_facts))
+    key, answer, stale = int(keys[target]), int(values[target]), -1
+    if overwrite:
+        stale = answer
+        answer = VALUE0 + int((answer - VALUE0 + 1 + rng.integers(N_VALUES - 1)) % N_VALUES)
+        turns.append([key, answer])
+    return [BOS] + [int(t) for turn in turns for t in turn], key, answer, stale
+
+
+@pytest.mark.parametrize(
+    "n_facts,overwrite,min_turns", [(1, False, 6), (5, True, 6), (16, True, 4)]
+)
+def test_episodes_are_the_turn_by_turn_draws(n_facts, overwrite, min_turns):
+    """Drawing every filler at once keeps each seed's episodes (and the stream after them)."""
+    fast, slow = np.random.default_rng(7), np.random.default_rng(7)
+    for _ in range(50):
+        got = episode(fast, n_facts, overwrite, min_turns)
+        assert got == _episode_turn_by_turn(slow, n_facts, overwrite, min_turns)
+    assert fast.integers(1 << 30) == slow.integers(1 << 30)
 
 
 @pytest.fixture(scope="module")
