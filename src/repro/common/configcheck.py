@@ -36,8 +36,7 @@ def check_claim_specs(
             key = f"papers.{paper}.{group}.{cid}"
             if spec["kind"] not in kinds:
                 raise ConfigError(
-                    f"{key}.kind: {spec['kind']!r} is not a {paper} claim kind; "
-                    f"choose from {kinds}"
+                    f"{key}.kind: {spec['kind']!r} is not a {paper} claim kind; choose from {kinds}"
                 )
             if spec["kind"] == "not_tested":
                 continue
