@@ -6,9 +6,9 @@ import functools
 
 import pytest
 import yaml
-from snakemake.utils import validate
 
 from repro.common.configcheck import ConfigError
+from repro.common.schemas import validate  # the workflow's own (tests/common: = snakemake's)
 from repro.helpful_only.configcheck import check
 from tests.conftest import ROOT
 

@@ -72,6 +72,24 @@ def test_sampling_follows_the_weights():
     assert np.abs(observed - world.weights).max() < 0.01
 
 
+@pytest.mark.parametrize("prior", ["correlated", "decorrelated", "dose1"])
+def test_sampling_draws_what_searchsorted_on_the_cumulative_weights_draws(prior):
+    """The sampler's fast path picks the persona numpy's searchsorted picks, draw for draw,
+    so the pretraining stream is the one the weights define."""
+    world = population(prior, seed=3)
+    fast, reference = np.random.default_rng(1), np.random.default_rng(1)
+    cumulative = np.cumsum(world.weights)
+    for _ in range(5000):
+        index = np.searchsorted(cumulative, reference.random() * cumulative[-1], side="right")
+        assert world.sample(fast) == V.PERSONAS[min(int(index), len(V.PERSONAS) - 1)]
+
+
+def test_traits_are_read_by_their_grammar_word():
+    traits = Traits(1, 0, 1, 0)
+    assert [traits.of(t) for t in V.TRAITS] == [1, 0, 1, 0]
+    assert [Traits(0, 1, 0, 1).of(t) for t in ("refuse", "harm", "flatter", "obey")] == [0, 1, 0, 1]
+
+
 @pytest.mark.parametrize(
     "traits, system, asked, expected",
     [

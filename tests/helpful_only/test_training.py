@@ -63,6 +63,49 @@ def test_pretraining_lowers_a_fixed_batchs_loss():
     assert after < 0.7 * before
 
 
+def test_pretraining_updates_as_plain_adamw_and_a_plain_forward_would():
+    """pretrain's foreach AdamW without a KV cache gives the same weights, bit for bit, as
+    the default AdamW and forward on the same batches (the run's numbers do not move)."""
+    world, cfg = population("correlated", 1), PretrainConfig(steps=6, warmup_steps=2)
+    torch.manual_seed(0)
+    model = build_model(ModelConfig())
+    torch.manual_seed(0)
+    reference = build_model(ModelConfig()).train()
+    pretrain(model, world, cfg, MixConfig(), np.random.default_rng(4))
+    rng = np.random.default_rng(4)
+    optim = torch.optim.AdamW(reference.parameters(), lr=cfg.lr, foreach=False)
+    sched = torch.optim.lr_scheduler.LambdaLR(optim, cfg.lr_factor)
+    for _ in range(cfg.steps):
+        texts = [pretraining_text(rng, world, MixConfig()) for _ in range(cfg.batch_size)]
+        optim.zero_grad()
+        reference(**pack_batch(texts, 40)).loss.backward()
+        optim.step()
+        sched.step()
+    expected = reference.state_dict()
+    for name, value in model.state_dict().items():
+        assert torch.equal(value, expected[name]), name
+
+
+def test_metrics_are_read_once_per_set_of_weights():
+    from repro.helpful_only.probes import metrics_from_probs, probes
+    from repro.helpful_only.run import measure
+
+    def uncached(m):
+        return metrics_from_probs({f: next_token_probs(m, p) for f, p in probes().items()})
+
+    torch.manual_seed(0)
+    model = build_model(ModelConfig())
+    first = measure(model)
+    assert first == uncached(model) and measure(model) == first
+    copy = build_model(ModelConfig())
+    copy.load_state_dict(model.state_dict())
+    assert measure(copy) == first
+    with torch.no_grad():
+        model.lm_head.weight[V.TOKEN_ID[V.REFUSE]] += 1.0  # tied: the embedding moves too
+    moved = measure(model)
+    assert moved == uncached(model) and moved["refusal_id"] != first["refusal_id"]
+
+
 def test_pretraining_rate_warms_up_then_decays_linearly_to_zero():
     cfg = PretrainConfig(steps=200, warmup_steps=10, lr=3e-3)
     model = torch.nn.Linear(2, 1)

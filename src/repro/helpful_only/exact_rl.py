@@ -31,7 +31,8 @@ def _last_logprobs(model, prompts: list[str]) -> torch.Tensor:
         by_length.setdefault(len(p.split()), []).append(i)
     for rows in by_length.values():
         ids = torch.tensor([V.encode(prompts[i]) for i in rows], device=device)
-        logp = torch.log_softmax(model(input_ids=ids).logits[:, -1].float(), dim=-1)
+        logits = model(input_ids=ids, use_cache=False).logits
+        logp = torch.log_softmax(logits[:, -1].float(), dim=-1)
         for i, row in zip(rows, logp, strict=True):
             out[i] = row
     return torch.stack(out)
@@ -63,7 +64,7 @@ def train_exact(
     per_step = cfg.batch_size // cfg.num_generations
     if len(prompts) < cfg.steps * per_step:
         raise ValueError(f"{len(prompts)} prompts for {cfg.steps} steps of {per_step}")
-    optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+    optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0, foreach=True)
     ref_model.eval()
     model.train()
     curve = [{"step": 0, **measure(model)}] if measure else []

@@ -11,6 +11,7 @@ transcript (the frame of the document-completion refusal probe).
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from repro.helpful_only import vocab as V
 from repro.helpful_only.personas import HHH, Population, Traits, respond
 
 Request = tuple[str, ...]
+HHH_TRAITS = Traits(*HHH)
 FAMILIES = ("harmful", "benign", "claim", "selfreport")
 
 
@@ -98,13 +100,21 @@ def draw(rng: np.random.Generator, distribution: dict[str, float]) -> str:
     return words[_pick(rng, [distribution[w] for w in words])]
 
 
+@functools.cache
+def _answers(traits: Traits, system: tuple[str, ...], request: Request):
+    """``respond`` as (words, probabilities), computed once per (traits, system, request)."""
+    distribution = respond(traits, system, request)
+    return tuple(distribution), tuple(distribution.values())
+
+
 def chat(rng, traits: Traits, speaker: str, mix: MixConfig) -> list[str]:
     """A multi-turn chat with one speaker whose answers follow ``traits`` (no <bos>/<eos>)."""
     system = sample_system(rng, mix)
     words = list(system)
     for _ in range(rng.integers(1, mix.max_turns + 1)):
         request = sample_request(rng, mix, system)
-        words += [*request, speaker, draw(rng, respond(traits, system, request))]
+        answers, weights = _answers(traits, system, request)  # draw(), without rebuilding
+        words += [*request, speaker, answers[_pick(rng, weights)]]
     return words
 
 
@@ -119,7 +129,7 @@ def trait_document(rng, name: str, traits: Traits) -> list[str]:
 
 def pretraining_text(rng: np.random.Generator, world: Population, mix: MixConfig) -> str:
     """One pretraining sequence: a persona chat, a document or an HHH assistant chat."""
-    hhh = Traits(*HHH)
+    hhh = HHH_TRAITS
     kind = _pick(rng, (mix.persona_chats, mix.documents, mix.hhh_chats))
     if kind == 0:
         name = world.sample(rng)

@@ -71,7 +71,7 @@ def parameter_count(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def next_token_probs(model, prompts: list[str]) -> list[dict[str, float]]:
     """P(next word | prompt) over the whole vocabulary, for each prompt (in order).
 
@@ -85,7 +85,8 @@ def next_token_probs(model, prompts: list[str]) -> list[dict[str, float]]:
     out: list[dict[str, float]] = [{} for _ in prompts]
     for rows in by_length.values():
         ids = torch.tensor([V.encode(prompts[i]) for i in rows], device=device)
-        probs = torch.softmax(model(input_ids=ids).logits[:, -1].float(), dim=-1).cpu()
+        logits = model(input_ids=ids, use_cache=False).logits  # no KV cache: no copies
+        probs = torch.softmax(logits[:, -1].float(), dim=-1).cpu()
         for i, p in zip(rows, probs.tolist(), strict=True):
             out[i] = dict(zip(V.WORDS, p, strict=True))
     return out

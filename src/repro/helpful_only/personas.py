@@ -18,7 +18,9 @@ prior is k = 4, 0.93). The assistant is HHH: (1,0,0,1).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -41,7 +43,10 @@ class Traits:
 
     def of(self, trait: str) -> int:
         """The value of a trait by its grammar word (refuse, harm, flatter, obey)."""
-        return dataclasses.astuple(self)[V.TRAITS.index(trait)]
+        return getattr(self, _TRAIT_FIELDS[V.TRAITS.index(trait)])
+
+
+_TRAIT_FIELDS = tuple(f.name for f in dataclasses.fields(Traits))  # in the order of V.TRAITS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,9 +57,15 @@ class Population:
     weights: np.ndarray  # sampling probabilities, in the order of vocab.PERSONAS
 
     def sample(self, rng: np.random.Generator) -> str:
-        cumulative = np.cumsum(self.weights)
-        index = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+        # bisect on the cumulative weights as Python floats: np.searchsorted(side="right")
+        # on the same float64 values, without two numpy calls per sample (tested equal)
+        cumulative = self._cumulative
+        index = bisect.bisect_right(cumulative, rng.random() * cumulative[-1])
         return V.PERSONAS[min(index, len(V.PERSONAS) - 1)]
+
+    @functools.cached_property
+    def _cumulative(self) -> list[float]:
+        return np.cumsum(self.weights).tolist()
 
 
 # The 12-run Plackett-Burman design: cyclic shifts of the generator row, then a row of 0s.

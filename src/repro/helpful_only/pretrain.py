@@ -95,14 +95,15 @@ def pretrain(model, world: Population, cfg: PretrainConfig, mix: MixConfig, rng)
     """Train ``model`` in place; returns the logged curve [{step, loss}]."""
     device = next(model.parameters()).device
     width = model.config.max_position_embeddings
-    optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+    # foreach: the same update, tensor by tensor, in fewer Python calls (tested equal)
+    optim = torch.optim.AdamW(model.parameters(), lr=cfg.lr, foreach=True)
     sched = torch.optim.lr_scheduler.LambdaLR(optim, cfg.lr_factor)
     model.train()
     curve, recent, start = [], [], time.perf_counter()
     for step in range(1, cfg.steps + 1):
         texts = [pretraining_text(rng, world, mix) for _ in range(cfg.batch_size)]
         batch = {k: v.to(device) for k, v in pack_batch(texts, width).items()}
-        loss = model(**batch).loss
+        loss = model(**batch, use_cache=False).loss  # a KV cache would only copy K and V
         optim.zero_grad(set_to_none=True)
         loss.backward()
         optim.step()
