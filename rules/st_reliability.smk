@@ -43,6 +43,7 @@ rule st_reliability_train:
         "results/st_reliability/benchmarks/train/{dataset}/seed{seed}/part{part}.tsv"
     wildcard_constraints:
         **ST_RELIABILITY_WILDCARDS,
+    priority: st_reliability_train_priority
     conda:
         "../envs/st_reliability.yaml"
     threads: config["threads"]
@@ -71,6 +72,7 @@ rule st_reliability_evaluate:
         "results/st_reliability/benchmarks/evaluate/{dataset}/seed{seed}.tsv"
     wildcard_constraints:
         **ST_RELIABILITY_WILDCARDS,
+    priority: st_reliability_evaluate_priority
     conda:
         "../envs/st_reliability.yaml"
     threads: config["threads"]
@@ -96,6 +98,7 @@ rule st_reliability_summarize:
         "logs/st_reliability/summarize/{dataset}.log",
     wildcard_constraints:
         **ST_RELIABILITY_WILDCARDS,
+    priority: ST_RELIABILITY_SUMMARIZE_PRIORITY
     conda:
         "../envs/st_reliability.yaml"
     params:

@@ -88,6 +88,21 @@ def st_reliability_prepared():
     )
 
 
+# Scheduling (Snakemake starts the ready jobs of highest priority first): a job's priority is
+# its number of models, trained (twice the weight: a model's training costs more than its
+# evaluation) or evaluated, so the long training jobs start first and do not end the run
+# alone on one core; the summary of a data set, on the run's last stretch, goes next.
+ST_RELIABILITY_SUMMARIZE_PRIORITY = 100
+
+
+def st_reliability_train_priority(wildcards):
+    return 2 * len(st_reliability_parts(wildcards.dataset)[int(wildcards.part)])
+
+
+def st_reliability_evaluate_priority(wildcards):
+    return len(st_reliability_dataset(wildcards)["models"])
+
+
 def st_reliability_resource(step, name):
     return lambda wildcards: st_reliability_config()["resources"][step][name]
 

@@ -80,3 +80,17 @@ def test_batched_audit_equals_one_pass(setting, size):
     one = causal_quality(loaded, index, basal["a"], PERTS, true, **kw)
     many = causal_quality(loaded, index, basal["a"], PERTS, true, pert_batch=size, **kw)
     assert many == pytest.approx(one, abs=1e-6)
+    # the caller's own unedited prediction stands in for the unedited pass, exactly
+    _, own, _ = predict_line(loaded, index, basal["a"], PERTS, ceiling=10.0)
+    assert causal_quality(loaded, index, basal["a"], PERTS, true, unedited=own, **kw) == one
+    # and is what it uses: a different Δ̂ changes only the unedited entry
+    moved = causal_quality(loaded, index, basal["a"], PERTS, true, unedited=-own, **kw)
+    assert moved["none"] == pytest.approx(-one["none"]) and moved["uniform"] == one["uniform"]
+
+
+def test_one_hot_repeat_equals_repeated_names(setting):
+    _, index, _ = setting
+    names = [PERTS[2], CONTROL, PERTS[0]]
+    repeated = [name for name in names for _ in range(3)]
+    assert torch.equal(index.one_hot(names, repeat=3), index.one_hot(repeated))
+    assert index.one_hot(names, repeat=3).shape == (9, len(index.vocabulary))

@@ -42,6 +42,19 @@ def test_training_lowers_energy_loss_and_checkpoint_round_trips(tiny_cells, tmp_
     assert not np.allclose(init_deltas, deltas)
 
 
+def test_foreach_adam_equals_the_loop_adam_bit_for_bit(tiny_cells, monkeypatch):
+    """train_variant's multi-tensor Adam gives the per-parameter loop's weights exactly."""
+    adata, _ = tiny_cells
+    cfg = dataclasses.replace(TRAIN, steps=15)
+    out = train_variant(adata, Variant(), MODEL, cfg, seed=4)["checkpoint"]
+    fast, init = out["model"], out["init"]
+    adam = torch.optim.Adam
+    monkeypatch.setattr(torch.optim, "Adam", lambda *a, **k: adam(*a, **{**k, "foreach": False}))
+    loop = train_variant(adata, Variant(), MODEL, cfg, seed=4)["checkpoint"]["model"]
+    assert all(torch.equal(fast[k], loop[k]) for k in loop)
+    assert not all(torch.equal(fast[k], init[k]) for k in init)  # the steps moved the weights
+
+
 @pytest.mark.parametrize("encoder", ["pca", "ae"])
 def test_latent_encoders_train_and_decode(tiny_cells, encoder):
     adata, _ = tiny_cells

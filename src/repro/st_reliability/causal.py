@@ -44,19 +44,25 @@ def causal_quality(
     seed: int,
     ceiling: float,
     pert_batch: int = 0,
+    unedited: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Mean Pearson(Δ̂, Δ) over ``perts`` (the per-perturbation form of cell-eval's
-    pearson_delta, same control reference) under each edit of ``layer``'s update."""
+    pearson_delta, same control reference) under each edit of ``layer``'s update.
+    ``unedited``: the model's own Δ̂ of ``perts`` from :func:`predict_line` on the same
+    basal sentences, when the caller has it (then the unedited pass is not run again)."""
     out = {}
     for name, edit in edits(direction, seed=seed).items():
-        block = (
-            attention.edited_update(loaded.model, layer, edit)
-            if edit is not None
-            else contextlib.nullcontext()
-        )
-        with block:
-            _, delta_hat, _ = predict_line(
-                loaded, index, basal, perts, ceiling=ceiling, pert_batch=pert_batch
+        if edit is None and unedited is not None:
+            delta_hat = unedited
+        else:
+            block = (
+                attention.edited_update(loaded.model, layer, edit)
+                if edit is not None
+                else contextlib.nullcontext()
             )
+            with block:
+                _, delta_hat, _ = predict_line(
+                    loaded, index, basal, perts, ceiling=ceiling, pert_batch=pert_batch
+                )
         out[name] = float(np.nanmean(pearson_rows(delta_hat, true)))
     return out

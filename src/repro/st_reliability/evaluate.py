@@ -211,6 +211,7 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
                 seed=seed,
                 ceiling=ceiling,
                 pert_batch=cfg.pert_batch,
+                unedited=delta_hat,  # the quality rows' prediction: same model and sentences
             )
         lines[line] = out
     return {"layers": audit["layers"], "lines": lines}

@@ -53,8 +53,7 @@ def sentence_batch(index: CellIndex, basal: torch.Tensor, perts: list[str], devi
     sentences, perturbation-major, on ``device`` (the model's)."""
     k, s = basal.shape
     rows = basal.repeat(len(perts), 1).reshape(-1)
-    labels = [p for p in perts for _ in range(k * s)]
-    batch = {"ctrl_cell_emb": index.cells[rows], "pert_emb": index.one_hot(labels)}
+    batch = {"ctrl_cell_emb": index.cells[rows], "pert_emb": index.one_hot(perts, repeat=k * s)}
     return {name: t.to(device) for name, t in batch.items()} if device is not None else batch
 
 

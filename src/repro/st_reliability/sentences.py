@@ -33,9 +33,10 @@ class CellIndex:
         lines = sorted(set(obs["celltype_name"].astype(str)))
         return cls(torch.as_tensor(encoded, dtype=torch.float32), rows, [CONTROL, *perts], lines)
 
-    def one_hot(self, names: list[str]) -> torch.Tensor:
+    def one_hot(self, names: list[str], repeat: int = 1) -> torch.Tensor:
+        """One-hot rows of ``names``, each repeated ``repeat`` times in a row."""
         index = {p: i for i, p in enumerate(self.vocabulary)}
-        ids = torch.tensor([index[p] for p in names])
+        ids = torch.tensor([index[p] for p in names]).repeat_interleave(repeat)
         return torch.nn.functional.one_hot(ids, len(self.vocabulary)).float()
 
 
@@ -72,11 +73,11 @@ def training_batch(
         target.append(sample_rows(index.rows[(line, pert)], set_len, generator))
         if shuffle_labels:
             pert = index.vocabulary[torch.randint(len(index.vocabulary), (1,), generator=generator)]
-        labels += [pert] * set_len
+        labels.append(pert)
     return {
         "ctrl_cell_emb": index.cells[torch.cat(basal)],
         "pert_cell_emb": index.cells[torch.cat(target)],
-        "pert_emb": index.one_hot(labels),
+        "pert_emb": index.one_hot(labels, repeat=set_len),  # one label per cell of a set
     }
 
 

@@ -124,7 +124,11 @@ def train_variant(
         gene_space=encoder.gene_space,
     ).to(dev)
     init = {k: v.detach().clone().cpu() for k, v in model.state_dict().items()}
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    # foreach: one multi-tensor update instead of a Python loop over the parameters; the
+    # same arithmetic, bit for bit (tests/st_reliability/test_train.py)
+    opt = torch.optim.Adam(
+        model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, foreach=True
+    )
     generator = torch.Generator().manual_seed(seed + 1)
     attention = (
         self_only_attention(model) if variant.attention == "self_only" else contextlib.nullcontext()
