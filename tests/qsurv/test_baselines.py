@@ -236,6 +236,48 @@ def test_coxtime_on_backbone_features_gives_the_same_curves(tiny_split):
         torch.testing.assert_close(model.net(features[:5], t[:5]), g(torch.as_tensor(x[:5]), t[:5]))
 
 
+@pytest.fixture(scope="module")
+def gbsg2_split(tmp_path_factory):
+    """GBSG2's first seed through repro.qsurv.prepare: durations in days, with ties and with
+    times at which only censorings fall."""
+    from repro.common.io import read_npz
+    from repro.qsurv.prepare import PrepareConfig, prepare
+
+    out = tmp_path_factory.mktemp("gbsg2") / "gbsg2.npz"
+    prepare(PrepareConfig(dataset="gbsg2", source="bundled", seeds=(0,)), str(out))
+    return {k: v[0] for k, v in read_npz(out).items() if k != "seeds"}
+
+
+@pytest.mark.parametrize("network", ["time_lora", "concat"])
+def test_coxtime_predicts_at_event_times_only_with_pycoxs_numbers(gbsg2_split, network):
+    """coxtime_predictor passes pycox only the event times' baseline hazards: its curves are
+    bit for bit pycox's own prediction at every training time read as the same step
+    function, on any grid, for a second grid of the same subjects (kept from the first
+    pass) and for other subjects after them."""
+    split = gbsg2_split
+    cfg = baselines.BaselineConfig(family="coxtime", conditioning=network, **SMALL, epochs=1)
+    model_class, net, labtrans = baselines._coxtime(
+        cfg, split["x_train"].shape[1], split["t_train"]
+    )
+    x = split["x_train"].astype(np.float32)
+    y = labtrans.fit_transform(split["t_train"], split["e_train"])
+    torch.manual_seed(0)
+    model = model_class(net, tt.optim.Adam(lr=1e-2), labtrans=labtrans)
+    model.fit(x, y, batch_size=128, epochs=1, verbose=False)
+    model.compute_baseline_hazards()
+    hazards = model.baseline_hazards_.to_numpy()
+    assert (hazards == 0).sum() > 100 and (hazards > 0).sum() > 50  # censored-only times
+    predict = baselines.coxtime_predictor(model, lambda x: x.astype(np.float32))
+    times = labtrans.map_scaled_to_orig(model.baseline_hazards_.index.to_numpy())
+    grid = np.sort(np.concatenate([[0.0], times, np.linspace(1, 1.1 * times.max(), 97)]))
+    for subjects in (split["x_test"][:40], split["x_test"][:40], split["x_val"][:30]):
+        full = model.predict_surv_df(subjects.astype(np.float32))  # every training time
+        expected = baselines.step_survival(full.index.to_numpy(), full.to_numpy().T, grid)
+        np.testing.assert_array_equal(predict(subjects, grid), expected)
+        np.testing.assert_array_equal(predict(subjects, grid[::3]), expected[:, ::3])
+    assert expected[:, -1].max() < 1  # the curves do fall
+
+
 def test_coxtime_variants_use_different_networks(tiny_split):
     lora = fit_baseline(tiny_split, "coxtime", "time_lora", epochs=1)[1]["state_dict"]
     concat = fit_baseline(tiny_split, "coxtime", "concat", epochs=1)[1]["state_dict"]
