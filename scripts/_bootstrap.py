@@ -51,9 +51,10 @@ def setup_logging(snakemake) -> logging.Logger:
 
 
 def _at_exit(log: logging.Logger) -> None:
-    # Python's shutdown collects the whole heap several times: 1.5-2.6 CPU-s (measured on a
-    # busy machine) for a job that imported torch, transformers and TRL, more than some jobs'
-    # work. Frozen objects are skipped by the collector; later exit hooks and flushes still run.
+    # Python's shutdown collects the whole heap several times: 1.5 CPU-s after the last line
+    # for a job that imported torch, 2.0-2.6 with transformers, TRL and peft (busy machine),
+    # more than some jobs' work. Frozen objects are skipped by the collector; later exit
+    # hooks and flushes still run.
     gc.freeze()
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
