@@ -9,7 +9,6 @@ group's distances are divided by its median leave-one-out train-to-train NN dist
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 METRICS = ("l2", "cosine")
 
@@ -43,8 +42,10 @@ def loo_train_nn_distance(train_deltas, metric: str) -> np.ndarray:
 
 def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman ρ along the last axis (ties get average ranks), vectorised over rows."""
-    rx = stats.rankdata(x, axis=-1)
-    ry = stats.rankdata(y, axis=-1)
+    from scipy.stats import rankdata  # here, not at import: the config check loads this module
+
+    rx = rankdata(x, axis=-1)
+    ry = rankdata(y, axis=-1)
     rx = rx - rx.mean(-1, keepdims=True)
     ry = ry - ry.mean(-1, keepdims=True)
     with np.errstate(invalid="ignore", divide="ignore"):
