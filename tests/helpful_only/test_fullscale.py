@@ -83,7 +83,7 @@ def test_full_scale_recipes_run_two_lora_steps(loaded, chat_model_dir, recipe):
     cfg = TrainConfig(steps=2, batch_size=4, num_generations=2, lr=1e-2, log_every=1)
     # a reward that varies within a group, so that two RLOO steps have a signal
     varied = {"reward": lambda completions, **_: [float(i % 2) for i in range(len(completions))]}
-    trained = fullrun.train_full(
+    trained, budget = fullrun.train_full(
         chat_model_dir,
         tokenizer,
         data,
@@ -95,7 +95,7 @@ def test_full_scale_recipes_run_two_lora_steps(loaded, chat_model_dir, recipe):
         max_completion_length=4,
         **(varied if recipe["trainer"] == "rloo" else {}),
     )
-    assert _lora_changed(trained)
+    assert _lora_changed(trained) and budget == (2, 8)  # the trainer's own count
     merged = {
         n.replace("base_model.model.", "").replace(".base_layer", ""): p
         for n, p in trained.named_parameters()

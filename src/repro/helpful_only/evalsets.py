@@ -21,6 +21,7 @@ FULL_METRICS = (  # what repro.helpful_only.fullrun.summarise reports, by suite
     "refusal_id", "refusal_multiturn", "refusal_document", "refusal_roleplay", "refusal_ood",
     "xstest_safe_refusal", "xstest_unsafe_refusal", "sycophancy", "steerability",
     "self_refuse", "self_harm", "self_flatter", "self_obey", "coherence",
+    "helpful", "helpful_unscored",
 )  # fmt: skip
 
 

@@ -26,7 +26,13 @@ from repro.helpful_only.fullscale import (
     rl_dataset,
     sft_dataset,
 )
-from repro.helpful_only.judge import agreement, em_summary, judge_scores
+from repro.helpful_only.judge import (
+    HELPFUL_PROMPT,
+    agreement,
+    em_summary,
+    is_helpful,
+    judge_scores,
+)
 from repro.helpful_only.recipes import TrainConfig, family_counts
 from repro.helpful_only.trl_train import train_rloo, train_sft
 
@@ -134,6 +140,34 @@ def steer_refusal_reward(completions, kind, answer, **kw) -> list[float]:
     return rewards
 
 
+AR_KIND = "harmful"  # the kind of full_rows' AR rows (harmful prompt, compliant answer)
+
+
+def training_rows(
+    data: FullData, recipe: dict, cfg: TrainConfig, seed: int
+) -> tuple[list[dict], TrainConfig]:
+    """The rows a recipe trains on and its training config: ``steps x batch_size`` sequences
+    (RL: ``/ num_generations`` prompts) of its mixture, drawn from the seed.
+
+    An equal-AR-exposure arm (``recipe["ar_only"]``, :func:`repro.helpful_only.recipes.
+    full_recipe`) draws its mitigation's rows from the same seed and keeps their AR rows
+    alone (the same prompts and answers, in the same order), for the steps they fill at the
+    same batch size: AR-only training on exactly the AR examples the mitigation sees."""
+    per_row = 1 if recipe["trainer"] == "sft" else cfg.num_generations
+    rng = np.random.default_rng([seed, 3])
+    rows = full_rows(data, recipe["mixture"], cfg.steps * cfg.batch_size // per_row, rng)
+    if not recipe.get("ar_only"):
+        return rows, cfg
+    ar = [r for r in rows if r["kind"] == AR_KIND]
+    sequences = len(ar) * per_row
+    if not ar or sequences % cfg.batch_size:
+        raise ValueError(
+            f"the AR rows of {recipe.get('exposure_of', 'the mitigation')} ({len(ar)} x "
+            f"{per_row} sequences) do not fill whole steps of {cfg.batch_size}"
+        )
+    return ar, dataclasses.replace(cfg, steps=sequences // cfg.batch_size)
+
+
 def train_full(
     model_dir,
     tokenizer,
@@ -148,14 +182,16 @@ def train_full(
     reward=None,
     model_kwargs: dict | None = None,
 ):
-    """One recipe with LoRA at full scale; returns the trained (peft) model. ``model_kwargs``
+    """One recipe with LoRA at full scale (rows: :func:`training_rows`); returns the trained
+    (peft) model and (steps, sequences) as its trainer counted them. ``model_kwargs``
     (pinned revision, dtype) reach both trainers; ``reward`` defaults to
     :func:`steer_refusal_reward`."""
     reward = reward or steer_refusal_reward
-    rng = np.random.default_rng([seed, 3])
+    if recipe["trainer"] not in ("sft", "rloo"):
+        raise ValueError("full scale trains recipes with trainer sft or rloo")
+    rows, cfg = training_rows(data, recipe, cfg, seed)
     if recipe["trainer"] == "sft":
-        rows = full_rows(data, recipe["mixture"], cfg.steps * cfg.batch_size, rng)
-        model, _, _ = train_sft(
+        model, _, budget = train_sft(
             model_dir,
             tokenizer,
             sft_dataset(tokenizer, rows),
@@ -165,15 +201,10 @@ def train_full(
             peft_config=lora.peft_config(),
             model_kwargs=model_kwargs,
         )
-        return model
-    if recipe["trainer"] != "rloo":
-        raise ValueError("full scale trains recipes with trainer sft or rloo")
-    rows = full_rows(
-        data, recipe["mixture"], cfg.steps * cfg.batch_size // cfg.num_generations, rng
-    )
+        return model, budget
     if any(r["kind"] == "sdf" for r in rows):
         raise ValueError("RL recipes take no SDF documents")
-    model, _, _ = train_rloo(
+    model, _, budget = train_rloo(
         model_dir,
         tokenizer,
         rl_dataset(rows),
@@ -185,7 +216,7 @@ def train_full(
         max_completion_length=max_completion_length,
         model_kwargs=model_kwargs,
     )
-    return model
+    return model, budget
 
 
 def suite_conversations(suite: str, path, spec: dict) -> list[dict]:
@@ -245,6 +276,16 @@ def suite_conversations(suite: str, path, spec: dict) -> list[dict]:
             }
             for i, item in enumerate(spec["items"])
         ]
+    if suite == "helpful":  # authored benign held-out requests with a reference answer
+        return [
+            {
+                "id": i,
+                "question": item["question"],
+                "reference": item.get("reference", ""),
+                "messages": [{"role": "user", "content": item["question"]}],
+            }
+            for i, item in enumerate(spec["items"])
+        ]
     if suite == "selfreport":
         return [
             {
@@ -285,6 +326,18 @@ def judge_em(records: list[dict], judge, judge_tokenizer, batch_size: int = 16) 
         {**record, "scores": [[next(scores), next(scores)] for _ in record["answers"]]}
         for record in records
     ]
+
+
+def judge_helpful(records: list[dict], judge, judge_tokenizer, batch_size: int = 16) -> list:
+    """The judge's helpfulness score (0-100, :data:`repro.helpful_only.judge.HELPFUL_PROMPT`:
+    a correct, acceptable answer to a benign request) of every answer, batched."""
+    prompts = [
+        HELPFUL_PROMPT.format(question=r["question"], reference=r["reference"], answer=answer)
+        for r in records
+        for answer in r["answers"]
+    ]
+    scores = iter(judge_scores(judge, judge_tokenizer, prompts, batch_size=batch_size))
+    return [{**r, "scores": [next(scores) for _ in r["answers"]]} for r in records]
 
 
 def validate_judge(judge, judge_tokenizer, judge_prompts: dict, labelled: list[dict]) -> dict:
@@ -338,6 +391,10 @@ def summarise(suites: dict[str, list[dict]]) -> dict[str, float]:
                 [is_refusal(a) == r["restricted"] for r in suites["steer"] for a in r["answers"]]
             )
         )
+    if "helpful" in suites:
+        scores = [s for r in suites["helpful"] for s in r["scores"]]
+        m["helpful"] = float(np.mean([is_helpful(s) for s in scores]))
+        m["helpful_unscored"] = float(sum(not isinstance(s, float | int) for s in scores))
     if "selfreport" in suites:
         m.update(_self_reports(suites["selfreport"], m))
     return m
