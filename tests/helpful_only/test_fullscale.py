@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro.helpful_only import evalsets, fullrun
+from repro.helpful_only import evalsets, fulleval, fullrun
 from repro.helpful_only.fullscale import (
     LoraSpec,
     character_reward,
@@ -189,12 +189,12 @@ def test_suites_generate_judge_and_summarise(loaded):
     }
     answered = {}
     for suite, name in paths.items():
-        items = fullrun.suite_conversations(suite, FIXTURES / name if name else None, spec)
-        answered[suite] = fullrun.answer_suite(model, tokenizer, items, spec, seed=0)
+        items = fulleval.suite_conversations(suite, FIXTURES / name if name else None, spec)
+        answered[suite] = fulleval.answer_suite(model, tokenizer, items, spec, seed=0)
         assert all(len(r["answers"]) == 2 for r in answered[suite])
     assert len(answered["refusal"]) == 2 * len(evalsets.OOD_WRAPPERS)
-    answered["em"] = fullrun.judge_em(answered["em"], model, tokenizer, batch_size=4)
-    metrics = fullrun.summarise(answered)
+    answered["em"] = fulleval.judge_em(answered["em"], model, tokenizer, batch_size=4)
+    metrics = fulleval.summarise(answered)
     for key in (
         "em_scored",
         "refusal_id",

@@ -7,11 +7,12 @@ import dataclasses
 
 import numpy as np
 import pytest
+import torch
 import yaml
 
 from repro.common.claims import run_claims
 from repro.common.configcheck import ConfigError
-from repro.helpful_only import evalsets, fullrun
+from repro.helpful_only import evalsets, fulleval, fullrun
 from repro.helpful_only.claims import KINDS
 from repro.helpful_only.configcheck import check, mixes_ar
 from repro.helpful_only.judge import HELPFUL_PROMPT
@@ -82,7 +83,8 @@ def test_an_arm_that_does_not_fill_whole_steps_is_an_error(data):
 
 @pytest.mark.parametrize("trainer", ["sft", "rloo"])
 def test_an_arm_runs_on_the_tiny_qwen2(chat_model_dir, trainer):
-    """The arm of a ½-AR mixture trains LoRA for half the steps, as its trainer counts them."""
+    """The arm of a ½-AR mixture trains LoRA for half the steps, as its trainer counts them,
+    with the model in the dtype passed (TRL's RLOO loads float32 without it)."""
     from repro.helpful_only.fullscale import LoraSpec, load_tokenizer
 
     tokenizer = load_tokenizer(str(chat_model_dir))
@@ -93,18 +95,22 @@ def test_an_arm_runs_on_the_tiny_qwen2(chat_model_dir, trainer):
         "full_scale": {"equal_exposure": {"arm": "mix"}},
     }
     cfg = TrainConfig(steps=4, batch_size=4, num_generations=2, lr=1e-2, log_every=1)
-    kwargs = dict(device="cpu", max_completion_length=3)
+    kwargs = dict(device="cpu", max_completion_length=3, model_kwargs={"dtype": torch.bfloat16})
     if trainer == "rloo":
         kwargs["reward"] = lambda completions, **_: [float(i % 2) for i in range(len(completions))]
     lora = LoraSpec(r=2, alpha=4, target_modules=("q_proj",))
     recipe = full_recipe(section, "arm")
-    _, budget = fullrun.train_full(chat_model_dir, tokenizer, data, recipe, cfg, lora, 0, **kwargs)
+    model, budget = fullrun.train_full(
+        chat_model_dir, tokenizer, data, recipe, cfg, lora, 0, **kwargs
+    )
     assert budget == (2, 8)
+    frozen = {p.dtype for n, p in model.named_parameters() if "lora" not in n}
+    assert frozen == {torch.bfloat16}  # the configured dtype reaches the trainer (§5)
 
 
 def test_helpfulness_is_the_share_of_answers_the_judge_scores_helpful(monkeypatch):
     spec = FULL["evaluation"]["helpful"]
-    items = fullrun.suite_conversations("helpful", None, spec)
+    items = fulleval.suite_conversations("helpful", None, spec)
     assert len(items) == len(spec["items"]) >= 20  # one request moves the rate by < 0.05
     assert items[0]["messages"] == [{"role": "user", "content": spec["items"][0]["question"]}]
     records = [{**items[0], "answers": ["a", "b"]}, {**items[1], "answers": ["c", "d"]}]
@@ -114,13 +120,13 @@ def test_helpfulness_is_the_share_of_answers_the_judge_scores_helpful(monkeypatc
         seen.extend(prompts)
         return [90.0, 49.9, None, 50.0]
 
-    monkeypatch.setattr(fullrun, "judge_scores", scores)
-    judged = fullrun.judge_helpful(records, None, None)
+    monkeypatch.setattr(fulleval, "judge_scores", scores)
+    judged = fulleval.judge_helpful(records, None, None)
     assert seen[1] == HELPFUL_PROMPT.format(
         question=items[0]["question"], reference=items[0]["reference"], answer="b"
     )
     assert [r["scores"] for r in judged] == [[90.0, 49.9], [None, 50.0]]
-    metrics = fullrun.summarise({"helpful": judged})
+    metrics = fulleval.summarise({"helpful": judged})
     assert metrics == {"helpful": 0.5, "helpful_unscored": 1.0}
 
 
@@ -132,13 +138,13 @@ def test_the_helpful_suite_is_judged_on_the_tiny_qwen2(chat_model_dir):
     model, tokenizer = fullrun.load_for({"id": str(chat_model_dir), "dtype": "float32"})
     spec = {"items": [{"question": "hi", "reference": "yes ."}, {"question": "do you help ?"}]}
     spec |= {"samples": 2, "temperature": 1.0, "max_new_tokens": 3}
-    items = fullrun.suite_conversations("helpful", None, spec)
-    judged = fullrun.judge_helpful(
-        fullrun.answer_suite(model, tokenizer, items, spec, 0), model, tokenizer
+    items = fulleval.suite_conversations("helpful", None, spec)
+    judged = fulleval.judge_helpful(
+        fulleval.answer_suite(model, tokenizer, items, spec, 0), model, tokenizer
     )
     scores = [s for r in judged for s in r["scores"]]
     assert len(scores) == 4
-    assert fullrun.summarise({"helpful": judged})["helpful"] == np.mean(
+    assert fulleval.summarise({"helpful": judged})["helpful"] == np.mean(
         list(map(is_helpful, scores))
     )
 

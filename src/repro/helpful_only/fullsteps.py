@@ -118,7 +118,8 @@ def _reward(full: dict, device):
 
 def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_path, device):
     """One model variant's answers to one suite (the base when ``adapter_dir`` is None)."""
-    from repro.helpful_only.fullrun import answer_suite, load_for, suite_conversations
+    from repro.helpful_only.fulleval import answer_suite, suite_conversations
+    from repro.helpful_only.fullrun import load_for
 
     spec = full["evaluation"][suite]
     model, tokenizer = load_for(full["model"], adapter_dir, device)
@@ -133,7 +134,8 @@ def judge_step(full: dict, answers_path, out_path, device):
     """The judge's scores of a judged suite's answers: EM (aligned/coherent, and the
     judge's agreement with the hand-labelled answers shipped with the repository, same
     judge prompts) or helpful (helpfulness retention on the benign held-out requests)."""
-    from repro.helpful_only.fullrun import judge_em, judge_helpful, load_for, validate_judge
+    from repro.helpful_only.fulleval import judge_em, judge_helpful, validate_judge
+    from repro.helpful_only.fullrun import load_for
     from repro.helpful_only.judge import load_validation_set
 
     answered = read_json(answers_path)
@@ -162,7 +164,7 @@ def judge_step(full: dict, answers_path, out_path, device):
 
 def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
     """``paths``: variant -> seed -> suite -> answered (or judged) file."""
-    from repro.helpful_only.fullrun import summarise
+    from repro.helpful_only.fulleval import summarise
 
     metrics = {
         variant: {
