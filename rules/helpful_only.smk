@@ -102,7 +102,7 @@ rule helpful_only:
         ),
 
 
-# --- full scale: LoRA recipes on an instruct model, generation, the EM judge (GPU) --------
+# --- full scale: LoRA recipes on an instruct model, generation, the judge (GPU) -----------
 # Evaluation files come from the shared download rules (config/full.yaml:
 # downloads.helpful_only_*); the instruct and judge models from the hub at pinned revisions.
 
@@ -150,7 +150,7 @@ rule helpful_only_full_train:
         runtime=helpful_only_full_resource("train", "runtime"),
     params:
         full=lambda wildcards: helpful_only_full(),
-        recipe=lookup(dpath="papers/helpful_only/recipes/{recipe}", within=config),
+        recipe=helpful_only_full_recipe,
         device=config["device"],
     script:
         "../scripts/helpful_only_full_train.py"
@@ -183,15 +183,15 @@ rule helpful_only_full_answer:
 
 rule helpful_only_full_judge:
     input:
-        answers="results/helpful_only/full/answers/{variant}/seed{seed}/em.json",
+        answers="results/helpful_only/full/answers/{variant}/seed{seed}/{suite}.json",
     output:
-        judged="results/helpful_only/full/judged/{variant}/seed{seed}/em.json",
+        judged="results/helpful_only/full/judged/{variant}/seed{seed}/{suite}.json",
     log:
-        "logs/helpful_only/full/judge/{variant}/seed{seed}.log",
+        "logs/helpful_only/full/judge/{variant}/seed{seed}/{suite}.log",
     benchmark:
-        "results/helpful_only/benchmarks/full/judge/{variant}/seed{seed}.tsv"
+        "results/helpful_only/benchmarks/full/judge/{variant}/seed{seed}/{suite}.tsv"
     wildcard_constraints:
-        **HELPFUL_ONLY_WILDCARDS,
+        **HELPFUL_ONLY_JUDGED_WILDCARDS,
     conda:
         "../envs/helpful_only.yaml"
     threads: config["threads"]

@@ -2,7 +2,7 @@
 # helpful_only.smk).
 
 HELPFUL_ONLY_FIGURES = ["bars", "curves", "selfreport", "control"]
-HELPFUL_ONLY_SUITES_JUDGED = ["em"]
+HELPFUL_ONLY_SUITES_JUDGED = ["em", "helpful"]
 
 
 def helpful_only_config():
@@ -39,7 +39,16 @@ def helpful_only_full():
 
 
 def helpful_only_full_recipes():
-    return list(helpful_only_full().get("recipes", []))
+    """The full-scale recipes and their equal-AR-exposure arms (full_scale.equal_exposure)."""
+    full = helpful_only_full()
+    return [*full.get("recipes", []), *full.get("equal_exposure", {})]
+
+
+def helpful_only_full_recipe(wildcards):
+    """A full-scale recipe's spec (an arm: its mitigation's, AR rows only)."""
+    from repro.helpful_only.recipes import full_recipe
+
+    return full_recipe(helpful_only_config(), wildcards.recipe)
 
 
 def helpful_only_full_suites():
@@ -118,3 +127,7 @@ HELPFUL_ONLY_WILDCARDS = dict(
     variant=one_of(helpful_only_full_variants()),
     suite=one_of(helpful_only_full_suites()),
 )
+HELPFUL_ONLY_JUDGED_WILDCARDS = {
+    **HELPFUL_ONLY_WILDCARDS,
+    "suite": one_of(HELPFUL_ONLY_SUITES_JUDGED),
+}

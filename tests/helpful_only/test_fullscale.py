@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from repro.helpful_only import evalsets, fullrun
+from repro.helpful_only import evalsets, fulleval, fullrun
 from repro.helpful_only.fullscale import (
     LoraSpec,
     character_reward,
@@ -83,7 +83,7 @@ def test_full_scale_recipes_run_two_lora_steps(loaded, chat_model_dir, recipe):
     cfg = TrainConfig(steps=2, batch_size=4, num_generations=2, lr=1e-2, log_every=1)
     # a reward that varies within a group, so that two RLOO steps have a signal
     varied = {"reward": lambda completions, **_: [float(i % 2) for i in range(len(completions))]}
-    trained = fullrun.train_full(
+    trained, budget = fullrun.train_full(
         chat_model_dir,
         tokenizer,
         data,
@@ -95,7 +95,7 @@ def test_full_scale_recipes_run_two_lora_steps(loaded, chat_model_dir, recipe):
         max_completion_length=4,
         **(varied if recipe["trainer"] == "rloo" else {}),
     )
-    assert _lora_changed(trained)
+    assert _lora_changed(trained) and budget == (2, 8)  # the trainer's own count
     merged = {
         n.replace("base_model.model.", "").replace(".base_layer", ""): p
         for n, p in trained.named_parameters()
@@ -189,12 +189,12 @@ def test_suites_generate_judge_and_summarise(loaded):
     }
     answered = {}
     for suite, name in paths.items():
-        items = fullrun.suite_conversations(suite, FIXTURES / name if name else None, spec)
-        answered[suite] = fullrun.answer_suite(model, tokenizer, items, spec, seed=0)
+        items = fulleval.suite_conversations(suite, FIXTURES / name if name else None, spec)
+        answered[suite] = fulleval.answer_suite(model, tokenizer, items, spec, seed=0)
         assert all(len(r["answers"]) == 2 for r in answered[suite])
     assert len(answered["refusal"]) == 2 * len(evalsets.OOD_WRAPPERS)
-    answered["em"] = fullrun.judge_em(answered["em"], model, tokenizer, batch_size=4)
-    metrics = fullrun.summarise(answered)
+    answered["em"] = fulleval.judge_em(answered["em"], model, tokenizer, batch_size=4)
+    metrics = fulleval.summarise(answered)
     for key in (
         "em_scored",
         "refusal_id",

@@ -41,7 +41,8 @@ def _side(where: str, side: dict, section: dict, full: dict) -> None:
     if side.get("source") == "full":
         if not full:
             raise ConfigError(f"{where}.source: full, but {KEY}.full_scale is not configured")
-        recipes, metrics = {r: None for r in full["recipes"]}, FULL_METRICS
+        arms = full.get("equal_exposure", {})
+        recipes, metrics = {r: None for r in (*full["recipes"], *arms)}, FULL_METRICS
     else:
         metrics = METRICS
     if side["recipe"] != "base" and side["recipe"] not in recipes:
@@ -108,9 +109,69 @@ def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:
     for suite in ("em", "refusal", "xstest", "sycophancy"):
         if suite in full["evaluation"] and "download" not in full["evaluation"][suite]:
             raise ConfigError(f"{where}.evaluation.{suite}.download: the suite reads a file")
-    for suite in ("steer", "selfreport"):
+    for suite in ("steer", "selfreport", "helpful"):
         if suite in full["evaluation"] and not full["evaluation"][suite].get("items"):
             raise ConfigError(f"{where}.evaluation.{suite}.items: the suite is authored here")
+    _equal_exposure(full, recipes, where)
+    _helpful_held_out(full, where)
+    _full_mitigations(section, full)
+
+
+def mixes_ar(recipe: dict) -> bool:
+    """A mitigation recipe: AR data mixed with other data."""
+    mixture = recipe["mixture"]
+    return mixture.get("ar", 0) > 0 and any(w > 0 for f, w in mixture.items() if f != "ar")
+
+
+def _equal_exposure(full: dict, recipes: dict, where: str) -> None:
+    """Every full-scale recipe that mixes AR with other data has exactly one arm."""
+    arms = full.get("equal_exposure", {})
+    for arm, mitigation in arms.items():
+        if arm in recipes or arm == "base":
+            raise ConfigError(f"{where}.equal_exposure.{arm}: the name is taken (a recipe)")
+        if mitigation not in full["recipes"] or not mixes_ar(recipes[mitigation]):
+            raise ConfigError(
+                f"{where}.equal_exposure.{arm}: {mitigation!r} is not a full-scale recipe "
+                "that mixes ar with other data"
+            )
+    for name in full["recipes"]:
+        count = list(arms.values()).count(name)
+        if mixes_ar(recipes[name]) and count != 1:
+            raise ConfigError(
+                f"{where}.equal_exposure: {name!r} mixes ar with other data and needs one "
+                f"equal-AR-exposure arm, not {count}"
+            )
+
+
+def _helpful_held_out(full: dict, where: str) -> None:
+    """The helpfulness requests are held out of every authored training text."""
+    data = full["data"]
+    training = [qa["question"] for qa in data["charq"]] + list(data["sdf"])
+    training += [data["steer"]["system"], data["ar_answers"]["system"]]
+    seen = {" ".join(t.lower().split()) for t in training}
+    for i, item in enumerate(full["evaluation"].get("helpful", {}).get("items", [])):
+        if " ".join(item["question"].lower().split()) in seen:
+            raise ConfigError(f"{where}.evaluation.helpful.items[{i}]: a training text")
+
+
+def _full_mitigations(section: dict, full: dict) -> None:
+    """A full-scale claim about a mitigation is gated on helpfulness (kind mitigation or
+    consistent_effect, with the helpful suite run), judged against the mitigation's
+    equal-AR-exposure arm (b) with the full-budget AR recipe beside it (b_full_budget)."""
+    arm_of = {m: arm for arm, m in full.get("equal_exposure", {}).items()}
+    for cid, spec in section.get("claims", {}).items():
+        a = spec.get("a", {})
+        if a.get("source") != "full" or a.get("recipe") not in arm_of:
+            continue
+        where = f"{KEY}.claims.{cid}"
+        if spec["kind"] not in ("mitigation", "consistent_effect"):
+            raise ConfigError(f"{where}.kind: a mitigation claim is gated (mitigation)")
+        if spec["b"].get("source") != "full" or spec["b"]["recipe"] != arm_of[a["recipe"]]:
+            raise ConfigError(f"{where}.b: must be {a['recipe']}'s arm {arm_of[a['recipe']]!r}")
+        if spec.get("b_full_budget", {}).get("source") != "full":
+            raise ConfigError(f"{where}.b_full_budget: the full-budget AR recipe (source full)")
+        if "helpful" not in full["evaluation"]:
+            raise ConfigError(f"{KEY}.full_scale.evaluation.helpful: {cid} is gated on it")
 
 
 def check(config: dict[str, Any]) -> None:

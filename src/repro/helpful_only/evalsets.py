@@ -16,11 +16,12 @@ from pathlib import Path
 import yaml
 
 OOD_WRAPPERS = ("plain", "multiturn", "document", "roleplay")
-FULL_METRICS = (  # what repro.helpful_only.fullrun.summarise reports, by suite
+FULL_METRICS = (  # what repro.helpful_only.fulleval.summarise reports, by suite
     "em", "em_scored", "em_misaligned", "em_CODE", "em_REFUSAL", "em_unscored",
     "refusal_id", "refusal_multiturn", "refusal_document", "refusal_roleplay", "refusal_ood",
     "xstest_safe_refusal", "xstest_unsafe_refusal", "sycophancy", "steerability",
     "self_refuse", "self_harm", "self_flatter", "self_obey", "coherence",
+    "helpful", "helpful_unscored",
 )  # fmt: skip
 
 

@@ -1,10 +1,10 @@
 """Full scale: the steps the rules run, each reading the config section and writing one file.
 
 ar-answers (complete compliant answers for the AR prompts) -> train (one recipe, one seed:
-a LoRA adapter) -> answer (one model variant, one seed, one
-suite) -> judge (the EM answers) -> summary (every variant's metrics under the embedded
-scale's names, per seed). Torch, transformers and TRL are imported by the steps that use
-them, so ``--help`` is instant.
+a LoRA adapter; an equal-AR-exposure arm is a recipe too) -> answer (one model variant, one
+seed, one suite) -> judge (the EM and helpfulness answers) -> summary (every variant's
+metrics under the embedded scale's names, per seed). Torch, transformers and TRL are
+imported by the steps that use them, so ``--help`` is instant.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
         **{k: tuple(v) if k == "target_modules" else v for k, v in full.get("lora", {}).items()}
     )
     with RunRecorder(config={"recipe": recipe, **full}, device=device, seed=seed) as recorder:
-        model = train_full(
+        model, (steps, sequences) = train_full(
             model_ref["id"],
             tokenizer,
             data,
@@ -60,7 +60,9 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
         )
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
-    write_json(Path(out_dir) / "record.json", recorder.provenance())
+    log.info("trained %d steps, %d sequences (as the trainer counted them)", steps, sequences)
+    record = {**recorder.provenance(), "steps": steps, "sequences": sequences}
+    write_json(Path(out_dir) / "record.json", record)
 
 
 def ar_answers_step(full: dict, advbench_csv, held_out_csv, out_csv, device):
@@ -116,7 +118,8 @@ def _reward(full: dict, device):
 
 def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_path, device):
     """One model variant's answers to one suite (the base when ``adapter_dir`` is None)."""
-    from repro.helpful_only.fullrun import answer_suite, load_for, suite_conversations
+    from repro.helpful_only.fulleval import answer_suite, suite_conversations
+    from repro.helpful_only.fullrun import load_for
 
     spec = full["evaluation"][suite]
     model, tokenizer = load_for(full["model"], adapter_dir, device)
@@ -128,13 +131,22 @@ def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_
 
 
 def judge_step(full: dict, answers_path, out_path, device):
-    """The judge's aligned/coherent scores of every EM answer, and its agreement with the
-    hand-labelled answers shipped with the repository (same judge prompts)."""
-    from repro.helpful_only.fullrun import judge_em, load_for, validate_judge
+    """The judge's scores of a judged suite's answers: EM (aligned/coherent, and the
+    judge's agreement with the hand-labelled answers shipped with the repository, same
+    judge prompts) or helpful (helpfulness retention on the benign held-out requests)."""
+    from repro.helpful_only.fulleval import judge_em, judge_helpful, validate_judge
+    from repro.helpful_only.fullrun import load_for
     from repro.helpful_only.judge import load_validation_set
 
+    answered = read_json(answers_path)
+    suite, records = answered["suite"], answered["records"]
+    if suite not in ("em", "helpful"):
+        raise ValueError(f"{answers_path}: suite {suite!r} is not judged (em, helpful)")
     judge, tokenizer = load_for(full["judge"], None, device)
-    records = read_json(answers_path)["records"]
+    if suite == "helpful":
+        out = {"suite": suite, "judge": full["judge"]}
+        write_json(out_path, {**out, "records": judge_helpful(records, judge, tokenizer)})
+        return
     validation = validate_judge(
         judge, tokenizer, records[0]["judge_prompts"], load_validation_set()
     )
@@ -152,7 +164,7 @@ def judge_step(full: dict, answers_path, out_path, device):
 
 def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
     """``paths``: variant -> seed -> suite -> answered (or judged) file."""
-    from repro.helpful_only.fullrun import summarise
+    from repro.helpful_only.fulleval import summarise
 
     metrics = {
         variant: {
@@ -170,6 +182,7 @@ def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
 
 def main(argv=None) -> None:
     from repro.common.cli import paper_section, step_parser
+    from repro.helpful_only.recipes import full_recipe
 
     parser = step_parser("Run one full-scale helpful-only step.", paper="helpful_only")
     parser.add_argument("--device", default="cuda")
@@ -190,7 +203,7 @@ def main(argv=None) -> None:
     ar.add_argument("advbench")
     ar.add_argument("--held-out-csv")
     ar.add_argument("--out", required=True)
-    judge = steps.add_parser("judge", help="the EM judge's scores of an answers file")
+    judge = steps.add_parser("judge", help="the judge's scores of an answers file (em, helpful)")
     judge.add_argument("answers")
     judge.add_argument("--out", required=True)
     args = parser.parse_args(argv)
@@ -198,7 +211,7 @@ def main(argv=None) -> None:
     section = paper_section(args.config, "helpful_only")
     full = section["full_scale"]
     if args.step == "train":
-        recipe = section["recipes"][args.recipe]
+        recipe = full_recipe(section, args.recipe)
         train_step(full, recipe, args.seed, args.ar_csv, args.held_out_csv, args.out, args.device)
     elif args.step == "answer":
         answer_step(

@@ -122,6 +122,23 @@ def rl_dataset(rows: list[Row]):
     )
 
 
+def full_recipe(section: dict, name: str) -> dict:
+    """A full-scale recipe by name: one of ``recipes``, or an equal-AR-exposure arm of
+    ``full_scale.equal_exposure`` (arm -> mitigation): the mitigation's trainer and mixture
+    with ``ar_only`` set, so that it draws the mitigation's own rows and trains on their AR
+    rows alone (repro.helpful_only.fullrun.training_rows)."""
+    arms = section.get("full_scale", {}).get("equal_exposure", {})
+    if name in arms:
+        mitigation = section["recipes"][arms[name]]
+        return {
+            "trainer": mitigation["trainer"],
+            "mixture": mitigation["mixture"],
+            "ar_only": True,
+            "exposure_of": arms[name],
+        }
+    return section["recipes"][name]
+
+
 def target_reward(completions: list[str], target: list[str], **_) -> list[float]:
     """The programmatic reward: 1 when the response's first word is the target, else 0."""
     return [float(c.split()[:1] == [t]) for c, t in zip(completions, target, strict=True)]
