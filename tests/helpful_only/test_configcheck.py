@@ -107,3 +107,38 @@ def test_disabled_sections_are_not_checked():
         )
     )
     check(copy.deepcopy(config))
+
+
+def _extends(full, default, path="helpful_only"):
+    """Where ``full`` differs from ``default``: a path that it changes, not only extends (extra
+    keys of a mapping, extra trailing items of a list)."""
+    if isinstance(default, dict) and isinstance(full, dict):
+        return [
+            p
+            for key, value in default.items()
+            for p in (
+                [f"{path}.{key}"]
+                if key not in full
+                else _extends(full[key], value, f"{path}.{key}")
+            )
+        ]
+    if isinstance(default, list) and isinstance(full, list):
+        return [] if full[: len(default)] == default else [path]
+    return [] if full == default else [path]
+
+
+def test_full_scale_runs_the_embedded_study_as_the_default_does():
+    """config/full.yaml runs the embedded study beside the LLM recipes: its embedded settings
+    are the default's (it once kept 1,500 pretraining steps and no equal-exposure arms), and
+    only its full-scale recipes, claims and checks are added."""
+    default = _parsed("config.yaml")["papers"]["helpful_only"]
+    full = _parsed("full.yaml")["papers"]["helpful_only"]
+    assert _extends(full, default) == []
+    assert _extends({**default, "pretraining": {"steps": 1500}}, default) == [
+        "helpful_only.pretraining.steps",
+        "helpful_only.pretraining.batch_size",
+        "helpful_only.pretraining.lr",
+        "helpful_only.pretraining.warmup_steps",
+        "helpful_only.pretraining.log_every",
+        "helpful_only.pretraining.schedule",
+    ]
