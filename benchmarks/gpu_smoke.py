@@ -45,8 +45,8 @@ class Step:
 STEPS = [
     Step(
         "qsurv",
-        "Time-LoRA hazard network, one training job",
-        "results/qsurv/models/loglogistic/qsurv.json",
+        "Time-LoRA hazard network and the other methods of one data set, one training job",
+        "results/qsurv/runs/loglogistic",
         tests=GPU_TESTS[:1],
     ),
     Step(

@@ -1,5 +1,5 @@
 # QSurv: continuous-time survival by Gauss-Legendre quadrature with time-conditioned LoRA.
-# prepare -> train (per data set and method, all seeds) -> evaluate (per data set)
+# prepare -> train (one job per data set: every method, all seeds) -> evaluate (per data set)
 # -> figures (from metrics only) -> claims.
 
 
@@ -40,13 +40,11 @@ rule qsurv_train:
     input:
         data="results/qsurv/data/{dataset}.npz",
     output:
-        model="results/qsurv/models/{dataset}/{method}.pt",
-        train_log="results/qsurv/models/{dataset}/{method}.json",
-        predictions="results/qsurv/predictions/{dataset}/{method}.npz",
+        runs=directory("results/qsurv/runs/{dataset}"),
     log:
-        "logs/qsurv/train/{dataset}/{method}.log",
+        "logs/qsurv/train/{dataset}.log",
     benchmark:
-        "results/qsurv/benchmarks/train/{dataset}/{method}.tsv"
+        "results/qsurv/benchmarks/train/{dataset}.tsv"
     wildcard_constraints:
         **QSURV_WILDCARDS,
     conda:
@@ -57,10 +55,10 @@ rule qsurv_train:
         mem_mb=lookup(dpath="papers/qsurv/resources/train/mem_mb", within=config),
         runtime=lookup(dpath="papers/qsurv/resources/train/runtime", within=config),
     params:
-        spec=lambda wildcards: config["papers"]["qsurv"]["methods"][wildcards.method],
+        methods=qsurv_method_specs,
         training=qsurv_training,
         device=config["device"],
-        checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}/{wildcards.method}",
+        checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}",
     script:
         "../scripts/qsurv_train.py"
 
@@ -68,8 +66,7 @@ rule qsurv_train:
 rule qsurv_evaluate:
     input:
         data="results/qsurv/data/{dataset}.npz",
-        predictions=qsurv_predictions,
-        train_logs=qsurv_train_logs,
+        runs="results/qsurv/runs/{dataset}",
     output:
         metrics="results/qsurv/metrics/{dataset}.json",
     log:

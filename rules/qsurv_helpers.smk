@@ -13,10 +13,7 @@ def qsurv_datasets():
     return qsurv_synthetic() + list(qsurv_config().get("real_datasets", {}))
 
 
-QSURV_WILDCARDS = dict(
-    dataset=one_of(qsurv_datasets()),
-    method=one_of(qsurv_config().get("methods", {})),
-)
+QSURV_WILDCARDS = dict(dataset=one_of(qsurv_datasets()))
 
 
 def qsurv_methods(dataset):
@@ -59,19 +56,10 @@ def qsurv_prepare_params(wildcards):
     }
 
 
-def qsurv_predictions(wildcards):
-    """One file per method, in the order of qsurv_methods (the scripts zip them)."""
-    return [
-        f"results/qsurv/predictions/{wildcards.dataset}/{m}.npz"
-        for m in qsurv_methods(wildcards.dataset)
-    ]
-
-
-def qsurv_train_logs(wildcards):
-    return [
-        f"results/qsurv/models/{wildcards.dataset}/{m}.json"
-        for m in qsurv_methods(wildcards.dataset)
-    ]
+def qsurv_method_specs(wildcards):
+    """Method name -> config ``methods.<name>``, in the order of qsurv_methods."""
+    methods = qsurv_config()["methods"]
+    return {m: methods[m] for m in qsurv_methods(wildcards.dataset)}
 
 
 def qsurv_metrics(datasets):

@@ -1,6 +1,7 @@
 from _bootstrap import setup_logging
 
 from repro.qsurv.evaluate import EvaluateConfig, evaluate
+from repro.qsurv.runs import run_files
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
@@ -9,6 +10,7 @@ cfg = EvaluateConfig(
     methods=tuple(sm.params.methods),
     metric_grid_points=sm.params.metric_grid_points,
 )
-predictions = dict(zip(cfg.methods, sm.input.predictions, strict=True))
-train_logs = dict(zip(cfg.methods, sm.input.train_logs, strict=True))
+files = {m: run_files(sm.input.runs, m) for m in cfg.methods}
+predictions = {m: str(f["predictions"]) for m, f in files.items()}
+train_logs = {m: str(f["train_log"]) for m, f in files.items()}
 evaluate(cfg, sm.input.data, predictions, train_logs, sm.output.metrics)

@@ -1,21 +1,15 @@
 from _bootstrap import setup_logging
 
-from repro.qsurv.train import TrainConfig, train
+from repro.qsurv.train import train_methods
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)
-cfg = TrainConfig(
-    method=sm.wildcards.method,
-    spec=dict(sm.params.spec),
-    training=dict(sm.params.training),
+train_methods(
+    {method: dict(spec) for method, spec in sm.params.methods.items()},
+    dict(sm.params.training),
+    sm.input.data,
+    sm.output.runs,
+    sm.params.checkpoints,
     device=sm.params.device,
     threads=sm.threads,
-)
-train(
-    cfg,
-    sm.input.data,
-    sm.output.model,
-    sm.output.predictions,
-    sm.output.train_log,
-    sm.params.checkpoints,
 )

@@ -41,8 +41,8 @@ def _row(wall, rss, cpu) -> str:
 @pytest.fixture
 def run(tmp_path) -> Path:
     bench = tmp_path / "results/qsurv/benchmarks"
-    _write(bench / "train/a/qsurv.tsv", SHORT + _row(10.0, 300, 8.5) + "\n")
-    _write(bench / "train/b/qsurv.tsv", SHORT + _row(5.0, 200, 4.0) + "\n")
+    _write(bench / "train/a.tsv", SHORT + _row(10.0, 300, 8.5) + "\n")
+    _write(bench / "train/b.tsv", SHORT + _row(5.0, 200, 4.0) + "\n")
     # two repeats: both rows count; "NA" (a job shorter than the first sample) counts 0
     _write(bench / "evaluate/a.tsv", SHORT + _row(2.0, 100, 1.5) + "\n" + _row(2.0, 120, "NA"))
     other = tmp_path / "results/delta_mem/benchmarks"
@@ -58,8 +58,8 @@ def run(tmp_path) -> Path:
     def job(path, rule, startup, cpu):
         _write(logs / path, start.format(rule, startup) + "work\n" + done.format(rule, cpu))
 
-    job("qsurv/train/a/qsurv.log", "qsurv_train", 2.5, 11.0)
-    job("qsurv/train/b/qsurv.log", "qsurv_train", 1.5, 6.0)
+    job("qsurv/train/a.log", "qsurv_train", 2.5, 11.0)
+    job("qsurv/train/b.log", "qsurv_train", 1.5, 6.0)
     job("qsurv/evaluate/a.log", "qsurv_evaluate", 1.0, 3.0)
     job("qsurv/prepare/a.log", "qsurv_prepare", 9.0, 10.0)  # no benchmark file
     job("delta_mem/sweep/seed0.log", "dm_sweep", 4.0, 25.0)

@@ -1,4 +1,7 @@
-"""Train one method on one prepared data set for every seed; save models and predictions.
+"""Train methods on one prepared data set for every seed; save models and predictions.
+
+``train_methods`` trains every method of a data set in one process (one workflow job per
+data set: the start-up is paid once), each through the same per-method code as ``train``.
 
 Predictions are survival curves of the test subjects on the data set's two grids (the
 metric grid and, for synthetic data, the truth grid), so evaluation never needs a model.
@@ -22,6 +25,7 @@ from repro.common.io import read_npz, write_json, write_npz
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
 from repro.qsurv import baselines, neural
+from repro.qsurv.runs import run_files
 
 log = logging.getLogger(__name__)
 
@@ -71,33 +75,32 @@ def _train_one(cfg: TrainConfig, split, seed, device, checkpoints: Path):
     return predict, history, None
 
 
-def _inject_fault_once(cfg: TrainConfig, checkpoint_dir: str) -> None:
+def _inject_fault_once(training: dict[str, Any], checkpoint_dir: str, what: str) -> None:
     """Config ``training.fail_once`` (tests only): fail the first attempt of each job.
 
     A marker beside the resume checkpoints remembers the failure, so the retry (local
     ``--retries`` or the SLURM profile's ``retries``) runs normally.
     """
-    if not cfg.training.get("fail_once"):
+    if not training.get("fail_once"):
         return
     marker = Path(checkpoint_dir) / "injected-fault"
     if not marker.exists():
         marker.parent.mkdir(parents=True, exist_ok=True)
         marker.touch()
-        raise RuntimeError(f"injected fault (training.fail_once): {cfg.method} fails once")
+        raise RuntimeError(f"injected fault (training.fail_once): {what} fails once")
 
 
-def train(
+def _train_method(
     cfg: TrainConfig,
-    data_path: str,
+    data: dict[str, np.ndarray],
     model_path: str,
     predictions_path: str,
     log_path: str,
     checkpoint_dir: str,
-) -> None:
-    _inject_fault_once(cfg, checkpoint_dir)
+) -> list[Path]:
+    """Every seed of one method; returns the resume checkpoints it is done with."""
     set_threads(cfg.threads)
     device = select_device(cfg.device)
-    data = read_npz(data_path)
     seeds = [int(s) for s in data["seeds"]]
     states, surv_metric, surv_truth, histories, finished = {}, [], [], [], []
     with RunRecorder(config=dataclasses.asdict(cfg), device=device, seed=seeds) as run:
@@ -138,9 +141,63 @@ def train(
             "provenance": run.provenance(),
         },
     )
-    for checkpoint in finished:  # resume state is only for interrupted runs
-        if checkpoint is not None:
-            checkpoint.unlink(missing_ok=True)
+    return [c for c in finished if c is not None]
+
+
+def _remove(checkpoints: list[Path]) -> None:
+    for checkpoint in checkpoints:  # resume state is only for interrupted runs
+        checkpoint.unlink(missing_ok=True)
+
+
+def train(
+    cfg: TrainConfig,
+    data_path: str,
+    model_path: str,
+    predictions_path: str,
+    log_path: str,
+    checkpoint_dir: str,
+) -> None:
+    """One method, every seed (the command line and the unit tests)."""
+    _inject_fault_once(cfg.training, checkpoint_dir, cfg.method)
+    data = read_npz(data_path)
+    _remove(_train_method(cfg, data, model_path, predictions_path, log_path, checkpoint_dir))
+
+
+def train_methods(
+    methods: dict[str, dict[str, Any]],
+    training: dict[str, Any],
+    data_path: str,
+    runs_dir: str,
+    checkpoint_dir: str,
+    *,
+    device: str = "auto",
+    threads: int = 1,
+) -> None:
+    """Every method (name -> config ``methods.<name>``) of one data set, one after another.
+
+    Writes ``run_files(runs_dir, method)`` per method; method m resumes from
+    ``checkpoint_dir/m``. A method's finished checkpoints are kept until every method is
+    done, so a job killed in its third method resumes the first two without training them.
+    """
+    _inject_fault_once(training, checkpoint_dir, f"training {', '.join(methods)}")
+    data = read_npz(data_path)
+    Path(runs_dir).mkdir(parents=True, exist_ok=True)
+    finished = []
+    for i, (method, spec) in enumerate(methods.items(), start=1):
+        log.info("method %d/%d: %s", i, len(methods), method)
+        cfg = TrainConfig(
+            method=method, spec=dict(spec), training=dict(training), device=device, threads=threads
+        )
+        files = {k: str(v) for k, v in run_files(runs_dir, method).items()}
+        finished += _train_method(
+            cfg,
+            data,
+            files["model"],
+            files["predictions"],
+            files["train_log"],
+            str(Path(checkpoint_dir) / method),
+        )
+    _remove(finished)
 
 
 def main() -> None:
