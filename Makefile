@@ -40,7 +40,7 @@ $(BIN)/.installed: pyproject.toml
 install: $(BIN)/.installed
 
 run: install
-	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --workflow-profile workflow/profiles/local --cores $(CORES)
 	$(BIN)/snakemake --report results/report.html
 	@echo "Results: results/claims.md and results/report.html"
 

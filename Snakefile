@@ -32,3 +32,11 @@ rule all:
     input:
         "results/claims.md",
         paper_targets(),
+
+
+onsuccess:
+    cancel_scheduler_rechecks()
+
+
+onerror:
+    cancel_scheduler_rechecks()

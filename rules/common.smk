@@ -3,6 +3,7 @@
 import importlib
 import os
 import sys
+import threading
 import urllib.parse
 from pathlib import Path
 
@@ -169,3 +170,12 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
     _gpus = visible_gpu_count()
     if _gpus:
         workflow.register_resource("gpu", _gpus)
+
+
+def cancel_scheduler_rechecks():
+    """At the end of a run, cancel Snakemake's pending scheduler re-checks (non-daemon timer
+    threads; workflow/profiles/local sets their interval), so the process exits at once.
+    """
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer):
+            thread.cancel()
