@@ -38,7 +38,10 @@ def test_sweep_margins_obey_the_orthogonal_identities():
     )
     out = run_sweep(cfg, seed=0)["overlaps"][0]
     for row in out["lambdas"]:
-        assert row["gap"] < 1e-8  # certified optimum (duality gap)
+        # certified optimum (duality gap; the workflow's check allows 1e-4). L-BFGS stops where
+        # it stops improving, which depends on the machine's floating point: 1.06e-8 in one
+        # make test (2026-12-06), so 1e-8 was too tight; 1e-6 is still 100x inside the check.
+        assert row["gap"] < 1e-6
         assert set(row["cosine_by_step"]) == {"100"}
         for name in ("frobenius", "nuclear"):
             assert 0.5 < row["cosine"][name] <= 1.0
