@@ -53,7 +53,7 @@ rule qsurv_train:
     resources:
         gpu=lookup(dpath="papers/qsurv/resources/train/gpu", within=config),
         mem_mb=lookup(dpath="papers/qsurv/resources/train/mem_mb", within=config),
-        runtime=lookup(dpath="papers/qsurv/resources/train/runtime", within=config),
+        runtime=qsurv_train_runtime,
     params:
         methods=qsurv_method_specs,
         training=qsurv_training,

@@ -62,5 +62,12 @@ def qsurv_method_specs(wildcards):
     return {m: methods[m] for m in qsurv_methods(wildcards.dataset)}
 
 
+def qsurv_train_runtime(wildcards):
+    """Minutes for a data set's training job: ``resources.train.runtime`` is per method, and
+    the job trains the data set's methods one after another."""
+    per_method = qsurv_config()["resources"]["train"]["runtime"]
+    return per_method * len(qsurv_methods(wildcards.dataset))
+
+
 def qsurv_metrics(datasets):
     return [f"results/qsurv/metrics/{d}.json" for d in datasets]

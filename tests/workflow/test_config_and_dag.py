@@ -235,3 +235,29 @@ def test_shared_files_name_no_paper():
         code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
         for name in filter(None, names):
             assert not re.search(rf"\b{name}\b", code), f"{path.name} names {name}"
+
+
+def test_a_qsurv_training_job_gets_the_runtime_of_all_its_methods(tmp_path):
+    """`resources.train.runtime` is per method; the job of a data set trains them all in
+    turn, so its wall-time limit (SLURM -t) is that times the data set's methods."""
+    q = TEST_CONFIG["papers"]["qsurv"]
+    per_method = q["resources"]["train"]["runtime"]
+    dry = snakemake(
+        "-n",
+        "--configfile",
+        str(ROOT / "config" / "test.yaml"),
+        "--replace-workflow-config",
+        "results/qsurv/runs/gbsg2",
+        "results/qsurv/runs/loglogistic",
+        workdir=tmp_path,
+    )
+    runtimes = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(
+            r"rule qsurv_train:.*?wildcards: dataset=(\w+)\n.*?runtime=(\d+)", dry.stdout, re.S
+        )
+    }
+    assert runtimes == {
+        "gbsg2": per_method * len(q["real_methods"]),
+        "loglogistic": per_method * len(q["synthetic_methods"]),
+    }
