@@ -112,9 +112,25 @@ def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:
     for suite in ("steer", "selfreport", "helpful"):
         if suite in full["evaluation"] and not full["evaluation"][suite].get("items"):
             raise ConfigError(f"{where}.evaluation.{suite}.items: the suite is authored here")
+    _sampling(full, where)
     _equal_exposure(full, recipes, where)
     _helpful_held_out(full, where)
     _full_mitigations(section, full)
+
+
+def _sampling(full: dict, where: str) -> None:
+    """A suite answers ``samples`` times per conversation at ``temperature``; greedy decoding
+    (temperature 0, the schema's default) gives one answer, so more samples there are
+    rejected here, before any GPU job: transformers refuses ``num_return_sequences`` > 1
+    without sampling, and repeating the greedy answer would only inflate the count."""
+    for suite, spec in full["evaluation"].items():
+        samples, temperature = spec.get("samples", 1), spec.get("temperature", 0)
+        if samples > 1 and temperature <= 0:
+            raise ConfigError(
+                f"{where}.evaluation.{suite}: samples {samples} at temperature {temperature} "
+                "(greedy decoding has one answer per conversation): set samples: 1 or a "
+                "temperature above 0"
+            )
 
 
 def mixes_ar(recipe: dict) -> bool:
