@@ -162,8 +162,23 @@ def judge_step(full: dict, answers_path, out_path, device):
     )
 
 
-def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
-    """``paths``: variant -> seed -> suite -> answered (or judged) file."""
+def trainer_budgets(adapters: dict[str, dict[str, str]]) -> dict:
+    """variant -> seed -> [steps, sequences] as each trainer counted them (TRL's global step,
+    the adapter's record.json), None where the adapter has no record."""
+    out: dict = {}
+    for variant, seeds in adapters.items():
+        for seed, folder in seeds.items():
+            path = Path(folder) / "record.json"
+            record = read_json(path) if path.exists() else None
+            budget = None if record is None else [record["steps"], record["sequences"]]
+            out.setdefault(variant, {})[seed] = budget
+    return out
+
+
+def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path, adapters=None):
+    """``paths``: variant -> seed -> suite -> answered (or judged) file; ``adapters``:
+    variant -> seed -> the trained adapter's folder (its record.json: the trainer's own
+    step and sequence counts, the summary's ``budgets``)."""
     from repro.helpful_only.fulleval import summarise
 
     metrics = {
@@ -177,7 +192,8 @@ def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
     validation = next(
         (read_json(p)["validation"] for p in judged if "validation" in read_json(p)), None
     )
-    write_json(out_path, {"metrics": metrics, "judge_validation": validation})
+    budgets = trainer_budgets(adapters or {})
+    write_json(out_path, {"metrics": metrics, "judge_validation": validation, "budgets": budgets})
 
 
 def main(argv=None) -> None:
