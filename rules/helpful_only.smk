@@ -228,5 +228,6 @@ rule helpful_only_full_summary:
     params:
         files=lambda wildcards: helpful_only_full_files(),
         adapters=lambda wildcards: helpful_only_full_adapters(),
+        min_agreement=lambda wildcards: helpful_only_full()["judge_validation"],
     script:
         "../scripts/helpful_only_full_summary.py"

@@ -277,10 +277,14 @@ KINDS = {
 
 
 def check_claims(claims: dict, checks: dict, summary: dict, out_path, full=None) -> list:
-    """Judge every claim and check on the summary (and the full-scale summary, if run)."""
+    """Judge every claim and check on the summary (and the full-scale summary, if run); a
+    full-scale claim resting on a judge below its agreement with the hand labels is
+    inconclusive (repro.helpful_only.judgecheck)."""
+    from repro.helpful_only.judgecheck import gate_on_judges
+
     if full is not None:
         summary = {**summary, "full": full}
-    results = run_claims(claims, KINDS, summary, checks)
+    results = gate_on_judges(run_claims(claims, KINDS, summary, checks), claims, full)
     write_json(out_path, results)
     return results
 
