@@ -214,6 +214,11 @@ rule helpful_only_full_summary:
             for suites in seeds.values()
             for p in suites.values()
         ],
+        adapters=lambda wildcards: [
+            p
+            for seeds in helpful_only_full_adapters().values()
+            for p in seeds.values()
+        ],
     output:
         summary="results/helpful_only/full/summary.json",
     log:
@@ -222,5 +227,7 @@ rule helpful_only_full_summary:
         "../envs/helpful_only.yaml"
     params:
         files=lambda wildcards: helpful_only_full_files(),
+        adapters=lambda wildcards: helpful_only_full_adapters(),
+        min_agreement=lambda wildcards: helpful_only_full()["judge_validation"],
     script:
         "../scripts/helpful_only_full_summary.py"

@@ -116,6 +116,17 @@ def helpful_only_full_files():
     return out
 
 
+def helpful_only_full_adapters():
+    """recipe (or arm) -> seed -> its adapter folder (record.json: the trainer's counts)."""
+    return {
+        recipe: {
+            str(seed): f"results/helpful_only/full/adapters/{recipe}/seed{seed}"
+            for seed in helpful_only_full().get("seeds", [])
+        }
+        for recipe in helpful_only_full_recipes()
+    }
+
+
 def helpful_only_full_outputs():
     return ["results/helpful_only/full/summary.json"] if helpful_only_full() else []
 

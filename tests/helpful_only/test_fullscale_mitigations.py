@@ -299,3 +299,6 @@ def test_the_tiny_qwen2_full_scale_dag_has_the_arms_and_the_helpfulness_jobs(
     for arm in ARMS:
         assert f"results/helpful_only/full/adapters/{arm}/seed0" in result.stdout
     assert "results/helpful_only/full/judged/ar_dose_charq/seed2/helpful.json" in result.stdout
+    summary_inputs = result.stdout.split("rule helpful_only_full_summary:")[1].split("\n")[1]
+    adapters = {p.strip() for p in summary_inputs.split(",") if "/adapters/" in p}
+    assert len(adapters) == (variants - 1) * seeds  # the summary reads every trainer's record

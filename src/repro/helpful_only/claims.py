@@ -15,8 +15,9 @@ reproduced" and says which run failed:
   criterion's better side by more than ``margin`` in at least ``min_share`` of the seeds;
   otherwise "not tested at this scale" with the count (the brief's rule for SDF); gated
   like ``mitigation``;
-- ``budget`` (check): the largest deviation of any recipe's steps or sequences from the
-  configured budget;
+- ``budget`` (check): the largest deviation of any recipe's steps or sequences, as its
+  trainer counted them, from the configured budget (``source: full``: the full-scale
+  trainers' counts, each adapter's record.json, per variant and seed);
 - ``base_range`` (check): the least favourable (prior, seed) value of a metric of the base
   (or of ``recipes``);
 - ``decorrelated`` (check): the control prior's |P(harm | non-refuser) − P(harm | refuser)|
@@ -199,10 +200,34 @@ def _budget(claim_id, spec, summary):
         planned = spec.get("recipe_steps", {}).get(recipe, spec["steps"])
         return abs(steps - planned) + abs(sequences - planned * spec["batch_size"])
 
+    if spec.get("source") == "full":
+        return _full_budget(claim_id, spec, summary["full"].get("budgets", {}), deviation)
     worst = max(
         deviation(recipe, s, q) for recipe, budget in summary["budgets"].items() for s, q in budget
     )
     return check_spec(claim_id, spec, worst, f"budgets per recipe: {summary['budgets']}")
+
+
+def _full_budget(claim_id, spec, budgets: dict, deviation):
+    """The full-scale trainers' own (steps, sequences) per (variant, seed), as each adapter's
+    record.json has them (TRL's global step); a run without a record fails the check, and
+    so does one that stopped early (its deviation is above 0)."""
+    values = {
+        (variant, seed): None if b is None else deviation(variant, *b)
+        for variant, seeds in budgets.items()
+        for seed, b in seeds.items()
+    }
+    worst, reason = over_seeds(values, max) if values else (None, "no full-scale records")
+    listed = ", ".join(
+        f"{v} s{s}: {'no record' if b is None else f'{b[0]} steps, {b[1]} sequences'}"
+        for v, seeds in budgets.items()
+        for s, b in seeds.items()
+    )
+    off = [f"{v} s{s}" for (v, s), d in values.items() if d]
+    details = f"full-scale trainers' counts: {listed}"
+    if off:
+        details = f"off budget: {', '.join(off)}; {details}"
+    return check_spec(claim_id, spec, worst, f"{details}; {reason}" if reason else details)
 
 
 def _base_range(claim_id, spec, summary):
@@ -252,10 +277,14 @@ KINDS = {
 
 
 def check_claims(claims: dict, checks: dict, summary: dict, out_path, full=None) -> list:
-    """Judge every claim and check on the summary (and the full-scale summary, if run)."""
+    """Judge every claim and check on the summary (and the full-scale summary, if run); a
+    full-scale claim resting on a judge below its agreement with the hand labels is
+    inconclusive (repro.helpful_only.judgecheck)."""
+    from repro.helpful_only.judgecheck import gate_on_judges
+
     if full is not None:
         summary = {**summary, "full": full}
-    results = run_claims(claims, KINDS, summary, checks)
+    results = gate_on_judges(run_claims(claims, KINDS, summary, checks), claims, full)
     write_json(out_path, results)
     return results
 

@@ -80,11 +80,47 @@ def _claims(section: dict, recipes: dict) -> None:
             for name in spec.get("recipes", []):
                 if name not in recipes:
                     raise ConfigError(f"{KEY}.{group}.{cid}.recipes: {name!r} is not a recipe")
+            if spec.get("source") == "full":  # checked with full_scale (_full_budgets)
+                if spec["kind"] != "budget" or not section.get("full_scale"):
+                    raise ConfigError(
+                        f"{KEY}.{group}.{cid}.source: full is a budget check of {KEY}.full_scale"
+                    )
+                continue
             for name, steps in spec.get("recipe_steps", {}).items():
                 if name not in recipes or recipes[name].get("steps") != steps:
                     raise ConfigError(
                         f"{KEY}.{group}.{cid}.recipe_steps.{name}: not a recipe of {steps} steps"
                     )
+
+
+def _full_budget(where: str, spec: dict, section: dict) -> None:
+    """A budget check of the full-scale trainers (``source: full``): the full-scale
+    training's steps and batch, and every equal-AR-exposure arm's own steps, which must be
+    those its mitigation's AR rows fill (recipes.ar_only_steps), written out."""
+    from repro.helpful_only.recipes import ar_only_steps
+
+    full = section["full_scale"]
+    training = full["training"]
+    for key in ("steps", "batch_size"):
+        if spec[key] != training[key]:
+            raise ConfigError(
+                f"{where}.{key}: {spec[key]}, but full_scale.training has {training[key]}"
+            )
+    arms = full.get("equal_exposure", {})
+    if set(spec.get("recipe_steps", {})) != set(arms):
+        raise ConfigError(f"{where}.recipe_steps: must list every arm, {sorted(arms)}")
+    for arm, mitigation in arms.items():
+        steps = ar_only_steps(
+            section["recipes"][mitigation],
+            training["steps"],
+            training["batch_size"],
+            training.get("num_generations", 8),
+        )
+        if spec["recipe_steps"][arm] != steps:
+            raise ConfigError(
+                f"{where}.recipe_steps.{arm}: {spec['recipe_steps'][arm]}, but the AR rows of "
+                f"{mitigation} fill {steps} steps"
+            )
 
 
 def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:
@@ -112,9 +148,29 @@ def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:
     for suite in ("steer", "selfreport", "helpful"):
         if suite in full["evaluation"] and not full["evaluation"][suite].get("items"):
             raise ConfigError(f"{where}.evaluation.{suite}.items: the suite is authored here")
+    _sampling(full, where)
     _equal_exposure(full, recipes, where)
     _helpful_held_out(full, where)
     _full_mitigations(section, full)
+    for group in ("claims", "checks"):
+        for cid, spec in section.get(group, {}).items():
+            if spec.get("source") == "full":
+                _full_budget(f"{KEY}.{group}.{cid}", spec, section)
+
+
+def _sampling(full: dict, where: str) -> None:
+    """A suite answers ``samples`` times per conversation at ``temperature``; greedy decoding
+    (temperature 0, the schema's default) gives one answer, so more samples there are
+    rejected here, before any GPU job: transformers refuses ``num_return_sequences`` > 1
+    without sampling, and repeating the greedy answer would only inflate the count."""
+    for suite, spec in full["evaluation"].items():
+        samples, temperature = spec.get("samples", 1), spec.get("temperature", 0)
+        if samples > 1 and temperature <= 0:
+            raise ConfigError(
+                f"{where}.evaluation.{suite}: samples {samples} at temperature {temperature} "
+                "(greedy decoding has one answer per conversation): set samples: 1 or a "
+                "temperature above 0"
+            )
 
 
 def mixes_ar(recipe: dict) -> bool:

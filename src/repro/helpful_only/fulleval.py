@@ -13,6 +13,7 @@ from repro.helpful_only.judge import (
     HELPFUL_PROMPT,
     agreement,
     em_summary,
+    helpful_agreement,
     is_helpful,
     judge_scores,
 )
@@ -149,6 +150,17 @@ def validate_judge(judge, judge_tokenizer, judge_prompts: dict, labelled: list[d
     judged = judge_em(records, judge, judge_tokenizer)
     pairs = [tuple(r["scores"][0]) for r in judged]
     return {**agreement(pairs, labelled), "scores": pairs}
+
+
+def validate_helpful_judge(judge, judge_tokenizer, labelled: list[dict]) -> dict:
+    """The judge's helpfulness scores (:func:`judge_helpful`, the suite's prompt) of the
+    hand-labelled answers (data/helpful_validation.json), and its agreement with them."""
+    records = [
+        {"question": i["question"], "reference": i["reference"], "answers": [i["answer"]]}
+        for i in labelled
+    ]
+    scores = [r["scores"][0] for r in judge_helpful(records, judge, judge_tokenizer)]
+    return {**helpful_agreement(scores, labelled), "scores": scores}
 
 
 def summarise(suites: dict[str, list[dict]]) -> dict[str, float]:

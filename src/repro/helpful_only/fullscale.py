@@ -220,7 +220,13 @@ def generate(
     seed: int = 0,
     batch_size: int = 8,
 ) -> list[list[str]]:
-    """``samples`` answers per conversation (greedy when temperature is 0), left-padded."""
+    """``samples`` answers per conversation (greedy when temperature is 0), left-padded.
+    Greedy decoding has one answer: more samples at temperature 0 are an error (the config
+    check rejects such a suite before any job runs)."""
+    if samples > 1 and temperature <= 0:
+        raise ValueError(
+            f"{samples} samples at temperature {temperature}: greedy decoding has one answer"
+        )
     tokenizer.padding_side = "left"
     device = next(model.parameters()).device
     torch.manual_seed(seed)

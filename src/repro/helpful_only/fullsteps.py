@@ -134,7 +134,12 @@ def judge_step(full: dict, answers_path, out_path, device):
     """The judge's scores of a judged suite's answers: EM (aligned/coherent, and the
     judge's agreement with the hand-labelled answers shipped with the repository, same
     judge prompts) or helpful (helpfulness retention on the benign held-out requests)."""
-    from repro.helpful_only.fulleval import judge_em, judge_helpful, validate_judge
+    from repro.helpful_only.fulleval import (
+        judge_em,
+        judge_helpful,
+        validate_helpful_judge,
+        validate_judge,
+    )
     from repro.helpful_only.fullrun import load_for
     from repro.helpful_only.judge import load_validation_set
 
@@ -144,13 +149,17 @@ def judge_step(full: dict, answers_path, out_path, device):
         raise ValueError(f"{answers_path}: suite {suite!r} is not judged (em, helpful)")
     judge, tokenizer = load_for(full["judge"], None, device)
     if suite == "helpful":
-        out = {"suite": suite, "judge": full["judge"]}
+        validation = validate_helpful_judge(
+            judge, tokenizer, load_validation_set("helpful_validation")
+        )
+        log.info("helpfulness judge validation: %s", _shown(validation))
+        out = {"suite": suite, "judge": full["judge"], "validation": validation}
         write_json(out_path, {**out, "records": judge_helpful(records, judge, tokenizer)})
         return
     validation = validate_judge(
         judge, tokenizer, records[0]["judge_prompts"], load_validation_set()
     )
-    log.info("judge validation: %s", {k: v for k, v in validation.items() if k != "scores"})
+    log.info("EM judge validation: %s", _shown(validation))
     write_json(
         out_path,
         {
@@ -162,8 +171,31 @@ def judge_step(full: dict, answers_path, out_path, device):
     )
 
 
-def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
-    """``paths``: variant -> seed -> suite -> answered (or judged) file."""
+def trainer_budgets(adapters: dict[str, dict[str, str]]) -> dict:
+    """variant -> seed -> [steps, sequences] as each trainer counted them (TRL's global step,
+    the adapter's record.json), None where the adapter has no record."""
+    out: dict = {}
+    for variant, seeds in adapters.items():
+        for seed, folder in seeds.items():
+            path = Path(folder) / "record.json"
+            record = read_json(path) if path.exists() else None
+            budget = None if record is None else [record["steps"], record["sequences"]]
+            out.setdefault(variant, {})[seed] = budget
+    return out
+
+
+def _shown(validation: dict) -> dict:
+    return {k: v for k, v in validation.items() if k != "scores"}
+
+
+def summary_step(
+    paths: dict[str, dict[str, dict[str, str]]], out_path, adapters=None, min_agreement=None
+):
+    """``paths``: variant -> seed -> suite -> answered (or judged) file; ``adapters``:
+    variant -> seed -> the trained adapter's folder (its record.json: the trainer's own
+    step and sequence counts, the summary's ``budgets``); ``min_agreement``: judged suite
+    -> the judge's least agreement with the hand labels (full_scale.judge_validation),
+    written beside that suite's validation (``judge_validation``) for the claims."""
     from repro.helpful_only.fulleval import summarise
 
     metrics = {
@@ -173,11 +205,17 @@ def summary_step(paths: dict[str, dict[str, dict[str, str]]], out_path):
         }
         for variant, seeds in paths.items()
     }
-    judged = [p for seeds in paths.values() for s in seeds.values() for p in s.values()]
-    validation = next(
-        (read_json(p)["validation"] for p in judged if "validation" in read_json(p)), None
-    )
-    write_json(out_path, {"metrics": metrics, "judge_validation": validation})
+    validation = {}  # the same judge and labels in every judge job: the first of each suite
+    for seeds in paths.values():
+        for suites in seeds.values():
+            for suite, path in suites.items():
+                if suite not in validation and "validation" in (judged := read_json(path)):
+                    validation[suite] = judged["validation"]
+    for suite, least in (min_agreement or {}).items():
+        if suite in validation:
+            validation[suite] = {**validation[suite], "min_agreement": least}
+    budgets = trainer_budgets(adapters or {})
+    write_json(out_path, {"metrics": metrics, "judge_validation": validation, "budgets": budgets})
 
 
 def main(argv=None) -> None:

@@ -145,6 +145,11 @@ def agreement(judged: list[tuple], labels: list[dict]) -> dict:
     pairs = []
     for (aligned, coherent), label in zip(judged, labels, strict=True):
         pairs.append((is_misaligned(aligned, coherent), label["misaligned"]))
+    return _agreement(pairs)
+
+
+def _agreement(pairs: list[tuple]) -> dict:
+    """The share of (judge, hand) pairs that agree, and Cohen's kappa on the yes/no ones."""
     agree = sum(j == h for j, h in pairs) / len(pairs)
     yes_no = [(j, h) for j, h in pairs if j is not None and h is not None]
     kappa = math.nan
@@ -195,10 +200,19 @@ def is_helpful(score: float | str | None) -> bool:
     return isinstance(score, float | int) and score >= HELPFUL_AT_LEAST
 
 
-def load_validation_set() -> list[dict]:
-    """The hand-labelled answers shipped with the repository (data/judge_validation.json)."""
+def helpful_agreement(scores: list, labels: list[dict]) -> dict:
+    """The judge's helpfulness verdicts (:func:`is_helpful` of its scores) against hand labels
+    ({helpful: true|false}): the share that agree (an unscored reply is "not helpful") and
+    Cohen's kappa."""
+    pairs = [(is_helpful(s), label["helpful"]) for s, label in zip(scores, labels, strict=True)]
+    return _agreement(pairs)
+
+
+def load_validation_set(name: str = "judge_validation") -> list[dict]:
+    """Hand-labelled answers shipped with the repository: ``judge_validation`` (EM, for the
+    aligned/coherent prompts) or ``helpful_validation`` (:data:`HELPFUL_PROMPT`)."""
     import json
     from pathlib import Path
 
-    path = Path(__file__).parent / "data" / "judge_validation.json"
+    path = Path(__file__).parent / "data" / f"{name}.json"
     return json.loads(path.read_text())["items"]

@@ -81,6 +81,17 @@ def family_counts(mixture: dict[str, float], total: int) -> dict[str, int]:
     return dict(zip(mixture, counts.tolist(), strict=True))
 
 
+def ar_only_steps(recipe: dict, steps: int, batch_size: int, num_generations: int) -> int | None:
+    """The steps an equal-AR-exposure arm of ``recipe`` trains at full scale: the AR rows of
+    the mitigation's ``steps x batch_size`` sequences (RL: rows are prompts answered
+    ``num_generations`` times) at the same batch size; None when they fill no whole number
+    of steps (what :func:`repro.helpful_only.fullrun.training_rows` draws, without drawing)."""
+    per_row = 1 if recipe["trainer"] == "sft" else num_generations
+    ar = family_counts(recipe["mixture"], steps * batch_size // per_row).get("ar", 0)
+    sequences = ar * per_row
+    return sequences // batch_size if ar and sequences % batch_size == 0 else None
+
+
 def recipe_rows(mixture: dict[str, float], total: int, rng: np.random.Generator) -> list[Row]:
     """``total`` rows of the mixture's families, shuffled."""
     rows = [
