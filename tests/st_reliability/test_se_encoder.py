@@ -163,3 +163,44 @@ def test_bad_release_files(release, tmp_path):
     narrow = SEFiles(checkpoint=release.checkpoint, protein_embeddings=str(tmp_path / "narrow.pt"))
     with pytest.raises(ValueError, match="4 dims, the model reads 16"):
         SEEmbedder(narrow, device="cpu")
+
+
+def test_embed_cells_of_a_prepared_data_set(release, embedder, tmp_path):
+    """The full-scale step: raw lines with all genes, rows in cells.h5ad's (mixed) order."""
+    import json
+
+    import pandas as pd
+
+    from repro.st_reliability.fullscale import LineSource
+    from repro.st_reliability.se_embed import SEEmbedConfig, embed_cells
+
+    raw, sources = {}, {}
+    for k, name in enumerate(["k562", "rpe1"]):
+        x = np.c_[cells(n=8, seed=k).X, np.full((8, 1), 2.0)]  # + a gene outside the table
+        var = pd.DataFrame(
+            {"gene_name": [*GENES, "NOT_A_GENE"]}, index=[f"E{i}" for i in range(13)]
+        )
+        obs = pd.DataFrame({"gene": ["non-targeting", "A"] * 4}, index=[f"c{i}" for i in range(8)])
+        line = ad.AnnData(x.astype(np.float32), obs=obs, var=var)
+        line.write_h5ad(tmp_path / f"{name}.h5ad")
+        raw[name] = line
+        sources[name] = LineSource(path=str(tmp_path / f"{name}.h5ad"))
+    # prepare's table: a subset of the cells, lines interleaved, prefixed names
+    kept = [("rpe1", 5), ("k562", 2), ("rpe1", 0), ("k562", 7), ("k562", 1)]
+    prepared = ad.AnnData(np.zeros((len(kept), 2), dtype=np.float32))
+    prepared.obs_names = [f"{n}:c{i}" for n, i in kept]
+    prepared.obs["celltype_name"] = [n for n, _ in kept]
+    prepared.write_h5ad(tmp_path / "cells.h5ad")
+    out = tmp_path / "se.npy"
+    cfg = SEEmbedConfig(seed=3, min_cells=1)
+    record = str(tmp_path / "se.json")
+    embed_cells(str(tmp_path / "cells.h5ad"), sources, release, cfg, embeddings_out=str(out),
+                record_out=record, device="cpu")  # fmt: skip
+    got = np.load(out)
+    for name in sources:
+        rows = [i for n, i in kept if n == name]
+        line = ad.AnnData(raw[name].X[rows], var=pd.DataFrame(index=[*GENES, "NOT_A_GENE"]))
+        mine = [j for j, (n, _) in enumerate(kept) if n == name]
+        np.testing.assert_array_equal(got[mine], embedder.embed(line, seed=3))
+    record = json.loads(open(record).read())
+    assert record["lines"]["k562"] == {"genes": 13, "in_protein_table": 12}
