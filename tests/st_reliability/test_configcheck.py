@@ -100,6 +100,10 @@ def test_disabled_paper_is_not_checked():
             r"se600m\.protein_embeddings: 'st_reliability_se600m_proteins' is not a key",
         ),
         (
+            lambda c: section(c)["resources"].pop("se_embed"),
+            r"resources\.se_embed: needed with se600m",
+        ),
+        (
             lambda c: section(c)["se600m"]["datasets"].append("no_shared_program"),
             r"se600m\.datasets\[1\]: 'no_shared_program' is not a crispri",
         ),

@@ -53,6 +53,8 @@ def _check_se600m(config: dict, paper: dict) -> None:
     for field in ("checkpoint", "protein_embeddings", "config"):
         if se.get(field) and se[field] not in config.get("downloads", {}):
             raise ConfigError(f"{key}.{field}: {se[field]!r} is not a key under downloads")
+    if "se_embed" not in paper.get("resources", {}):
+        raise ConfigError("papers.st_reliability.resources.se_embed: needed with se600m")
     for i, name in enumerate(se["datasets"]):
         if paper["datasets"].get(name, {}).get("source") != "crispri":
             raise ConfigError(f"{key}.datasets[{i}]: {name!r} is not a crispri data set")
