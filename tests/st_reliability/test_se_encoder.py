@@ -204,3 +204,15 @@ def test_embed_cells_of_a_prepared_data_set(release, embedder, tmp_path):
         np.testing.assert_array_equal(got[mine], embedder.embed(line, seed=3))
     record = json.loads(open(record).read())
     assert record["lines"]["k562"] == {"genes": 13, "in_protein_table": 12}
+
+
+def test_weight_check_reads_legacy_checkpoints(tmp_path):
+    """mmap needs torch's zip format; an old-format file is read whole and still checked."""
+    from repro.st_reliability.se_encoder import _check_weights
+
+    model, path = torch.nn.Linear(2, 2), tmp_path / "old.ckpt"
+    torch.save({"state_dict": model.state_dict()}, path, _use_new_zipfile_serialization=False)
+    _check_weights(model, str(path))
+    torch.save({"state_dict": {"weight": model.weight}}, path, _use_new_zipfile_serialization=False)
+    with pytest.raises(ValueError, match=r"lacks 1 weights of the model: \['bias'\]"):
+        _check_weights(model, str(path))

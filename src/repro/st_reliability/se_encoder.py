@@ -69,7 +69,10 @@ def _check_weights(model, checkpoint: str) -> None:
     """load_model loads with strict=False: a missing weight would stay random, silently."""
     import torch
 
-    stored = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    try:  # mmap: the 600M checkpoint is not read into memory a second time
+        stored = torch.load(checkpoint, map_location="cpu", weights_only=False, mmap=True)
+    except RuntimeError:  # a legacy (non-zip) torch.save file cannot be mapped
+        stored = torch.load(checkpoint, map_location="cpu", weights_only=False)
     stored = stored.get("state_dict", {})
     missing = [k for k in model.state_dict() if k not in stored and not k.startswith("pe_")]
     if missing:
