@@ -30,6 +30,36 @@ rule st_reliability_prepare:
         "../scripts/st_reliability_prepare.py"
 
 
+# Full scale: SE-600M embeddings of the prepared CRISPRi cells (the brief's third encoder),
+# from each line's raw file with all its genes, through arc-state's own inference code.
+rule st_reliability_se_embed:
+    input:
+        unpack(st_reliability_se_inputs),
+        cells="results/st_reliability/data/{dataset}/cells.h5ad",
+    output:
+        embeddings="results/st_reliability/data/{dataset}/se600m.npy",
+        record="results/st_reliability/data/{dataset}/se600m.json",
+    log:
+        "logs/st_reliability/se_embed/{dataset}.log",
+    benchmark:
+        "results/st_reliability/benchmarks/se_embed/{dataset}.tsv"
+    wildcard_constraints:
+        dataset=one_of(st_reliability_se_datasets()),
+    conda:
+        "../envs/st_reliability.yaml"
+    threads: config["threads"]
+    resources:
+        gpu=st_reliability_resource("se_embed", "gpu"),
+        mem_mb=st_reliability_resource("se_embed", "mem_mb"),
+        runtime=st_reliability_resource("se_embed", "runtime"),
+    params:
+        dataset=st_reliability_dataset,
+        se600m=lookup(dpath="papers/st_reliability/se600m", within=config, default={}),
+        device=config["device"],
+    script:
+        "../scripts/st_reliability_se_embed.py"
+
+
 rule st_reliability_train:
     input:
         cells="results/st_reliability/data/{dataset}/cells.h5ad",
@@ -245,4 +275,5 @@ rule st_reliability_claims:
 rule st_reliability:
     input:
         "results/st_reliability/claims.json",
+        st_reliability_se_embeddings(),
         expand("results/st_reliability/figures/{name}.png", name=ST_RELIABILITY_FIGURES),

@@ -47,6 +47,28 @@ def st_reliability_raw(wildcards):
     return inputs
 
 
+def st_reliability_se_datasets():
+    """The data sets embedded with SE-600M (full scale; none without a se600m section)."""
+    return st_reliability_config().get("se600m", {}).get("datasets", [])
+
+
+def st_reliability_se_inputs(wildcards):
+    """The raw lines of the data set and the SE-600M release files (downloads)."""
+    se = st_reliability_config()["se600m"]
+    inputs = st_reliability_raw(wildcards)
+    for part in ("checkpoint", "protein_embeddings", "config"):
+        if se.get(part):
+            inputs[part] = download_path(se[part])
+    return inputs
+
+
+def st_reliability_se_embeddings():
+    return expand(
+        "results/st_reliability/data/{dataset}/se600m.npy",
+        dataset=st_reliability_se_datasets(),
+    )
+
+
 def st_reliability_part_models(wildcards):
     """{model name: spec} of one training job."""
     names = st_reliability_parts(wildcards.dataset)[int(wildcards.part)]

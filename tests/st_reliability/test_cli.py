@@ -4,7 +4,16 @@ import pytest
 
 from tests.conftest import assert_steps_answer_help
 
-STEPS = ("prepare", "train", "evaluate", "summarize", "figures", "claims", "swap_control")
+STEPS = (
+    "prepare",
+    "train",
+    "evaluate",
+    "summarize",
+    "figures",
+    "claims",
+    "swap_control",
+    "se_embed",
+)
 
 
 def test_every_step_answers_help():

@@ -90,3 +90,27 @@ def test_disabled_paper_is_not_checked():
     section(cfg)["enabled"] = False
     section(cfg)["audited"] = ["nothing"]
     check(cfg)
+
+
+@pytest.mark.parametrize(
+    "edit,key",
+    [
+        (
+            lambda c: c["downloads"].pop("st_reliability_se600m_proteins"),
+            r"se600m\.protein_embeddings: 'st_reliability_se600m_proteins' is not a key",
+        ),
+        (
+            lambda c: section(c)["resources"].pop("se_embed"),
+            r"resources\.se_embed: needed with se600m",
+        ),
+        (
+            lambda c: section(c)["se600m"]["datasets"].append("no_shared_program"),
+            r"se600m\.datasets\[1\]: 'no_shared_program' is not a crispri",
+        ),
+    ],
+)
+def test_full_scale_se600m_references(edit, key):
+    cfg = config("full.yaml")
+    edit(cfg)
+    with pytest.raises(ConfigError, match=key):
+        check(cfg)

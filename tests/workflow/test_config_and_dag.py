@@ -149,6 +149,8 @@ def test_full_scale_dag_builds(tmp_path):
     assert counts["qsurv_train"] == len(q["synthetic"]["scenarios"]) + len(q["real_datasets"])
     e2e = full["papers"]["plsa"]["end_to_end"]
     assert counts["plsa_train"] == len(e2e["datasets"])  # one job trains every method
+    se = full["papers"]["st_reliability"]["se600m"]
+    assert counts["st_reliability_se_embed"] == len(se["datasets"])  # SE-600M, one job each
 
 
 @pytest.mark.parametrize("missing", sorted(TEST_CONFIG["papers"]))

@@ -45,6 +45,21 @@ def _check_downloads(config: dict, paper: dict) -> None:
                 )
 
 
+def _check_se600m(config: dict, paper: dict) -> None:
+    se = paper.get("se600m")
+    if not se:
+        return
+    key = "papers.st_reliability.se600m"
+    for field in ("checkpoint", "protein_embeddings", "config"):
+        if se.get(field) and se[field] not in config.get("downloads", {}):
+            raise ConfigError(f"{key}.{field}: {se[field]!r} is not a key under downloads")
+    if "se_embed" not in paper.get("resources", {}):
+        raise ConfigError("papers.st_reliability.resources.se_embed: needed with se600m")
+    for i, name in enumerate(se["datasets"]):
+        if paper["datasets"].get(name, {}).get("source") != "crispri":
+            raise ConfigError(f"{key}.datasets[{i}]: {name!r} is not a crispri data set")
+
+
 def _references(paper: dict):
     datasets = set(paper["datasets"])
     audited = set(paper["audited"])
@@ -92,6 +107,7 @@ def check(config: dict[str, Any]) -> None:
         return
     _check_models(paper)
     _check_downloads(config, paper)
+    _check_se600m(config, paper)
     for i, model in enumerate(paper["audited"]):
         if model not in paper["models"]:
             raise ConfigError(f"papers.st_reliability.audited[{i}]: {model!r} is not a model")
