@@ -178,7 +178,7 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
 # were alive, 101 scheduler passes a second. Finished jobs wake the scheduler themselves; the
 # timer only matters once the rate limit is hit, so a 20 s timespan loses nothing and runs a
 # twentieth as often. The default is replaced when the run starts (a profile or the command
-# line cannot reach a plain `snakemake`); a limit the user chose is kept.
+# line cannot reach a plain `snakemake`); any other limit a user sets is kept.
 SNAKEMAKE_DEFAULT_JOB_RATE = (100, 1)
 SCHEDULER_JOB_RATE = (1000, "20s")
 
