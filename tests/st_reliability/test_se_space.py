@@ -136,3 +136,69 @@ def test_train_and_evaluate_steps_read_the_se_embed_files(tiny_cells, tmp_path):
     assert len(next(iter(audit.values()))["gene_map"]) == adata.n_vars
     with pytest.raises(ValueError, match="needs the data set's SE-600M embeddings"):
         evaluate_seed(adata, {"se": model_out}, cfg, seed=0)
+
+
+DRIVER = """
+import json, os, runpy, sys
+
+class Named(dict):
+    __getattr__ = dict.__getitem__
+
+args = json.loads(sys.argv[1])
+for script, sm in args:
+    sys.path.insert(0, os.path.dirname(script))  # as Snakemake does
+    sm = Named({k: Named(v) if isinstance(v, dict) else v for k, v in sm.items()})
+    runpy.run_path(script, init_globals={"snakemake": sm}, run_name="__main__")
+"""
+
+
+def test_train_and_evaluate_scripts_pass_the_se_files_on(tiny_cells, tmp_path):
+    """The rules' scripts, as Snakemake runs them (its object faked): the train job of an
+    se600m model (spec with se_decoder, as st_reliability_part_models gives it) and the
+    evaluate job read se_embed's files from their named inputs."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scripts = Path(__file__).resolve().parents[2] / "scripts"
+    adata, _ = tiny_cells
+    cells = str(tmp_path / "cells.h5ad")
+    adata.write_h5ad(cells)
+    npy, record, _ = se_files(adata, tmp_path)
+    decoder = {"hidden": [16], "dropout": 0.0, "steps": 7, "batch_size": 32, "lr": 1e-3}
+    inputs = {"cells": cells, "se_embeddings": npy, "se_record": record}
+    common = {"wildcards": {"seed": "0"}, "threads": 1, "log": [str(tmp_path / "job.log")]}
+    train = {
+        **common,
+        "rule": "st_reliability_train",
+        "input": inputs,
+        "output": {"models": str(tmp_path / "part0")},
+        "params": {
+            "models": {"se": {"encoder": "se600m", "se_decoder": decoder}},
+            "architecture": dataclasses.asdict(MODEL),
+            "training": {"steps": 3, "batch_sets": 4, "log_every": 3},
+            "device": "cpu",
+        },
+    }
+    evaluate = {
+        **common,
+        "rule": "st_reliability_evaluate",
+        "input": inputs,
+        "output": {"metrics": str(tmp_path / "seed0.json")},
+        "params": {
+            "checkpoints": {"se": str(tmp_path / "part0" / "se.pt")},
+            "evaluation": {"n_sentences": 2, "de_metrics": False},
+            "device": "cpu",
+        },
+    }
+    runs = [[str(scripts / "st_reliability_train.py"), train]]
+    runs.append([str(scripts / "st_reliability_evaluate.py"), evaluate])
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, json.dumps(runs)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    ckpt = torch.load(tmp_path / "part0" / "se.pt", weights_only=True)
+    assert ckpt["encoder"]["kind"] == "se600m" and ckpt["encoder"]["config"] == decoder
+    metrics = json.loads((tmp_path / "seed0.json").read_text())
+    assert metrics["provenance"]["config"]["se_embeddings"] == npy
+    assert {r["model"] for r in metrics["pairs"]} == {"se"}
