@@ -4,7 +4,8 @@ include: "st_reliability_helpers.smk"
 # ST-decoder reliability: State's transition model audited on two simulated settings (or the
 # four CRISPRi lines at full scale). prepare (simulator / renormalised lines) -> train every
 # model of a data set per seed (jobs of train_batch models) -> evaluate per seed (quality,
-# signals, attention audit) -> summarize per data set -> figures (metrics only) -> claims;
+# signals, attention audit; models with encoder se600m also read the se_embed step's
+# embeddings) -> summarize per data set -> figures (metrics only) -> claims;
 # the controls of C1's attention swap (planted models, no data) -> claims.
 
 
@@ -62,6 +63,7 @@ rule st_reliability_se_embed:
 
 rule st_reliability_train:
     input:
+        unpack(st_reliability_train_se),
         cells="results/st_reliability/data/{dataset}/cells.h5ad",
     output:
         models=directory(
@@ -92,6 +94,7 @@ rule st_reliability_train:
 
 rule st_reliability_evaluate:
     input:
+        unpack(st_reliability_evaluate_se),
         cells="results/st_reliability/data/{dataset}/cells.h5ad",
         models=st_reliability_model_dirs,
     output:

@@ -69,10 +69,44 @@ def st_reliability_se_embeddings():
     )
 
 
+def st_reliability_reads_se(models):
+    """Whether one of ``models`` reads SE-600M embeddings (encoder se600m)."""
+    specs = st_reliability_config()["models"]
+    return any(specs[m].get("encoder") == "se600m" for m in models)
+
+
+def st_reliability_se_files(dataset, models):
+    """se_embed's files of the data set, when one of ``models`` reads them; else none (the
+    other encoders' jobs keep their inputs)."""
+    if not st_reliability_reads_se(models):
+        return {}
+    base = f"results/st_reliability/data/{dataset}/se600m"
+    return {"se_embeddings": f"{base}.npy", "se_record": f"{base}.json"}
+
+
+def st_reliability_train_se(wildcards):
+    names = st_reliability_parts(wildcards.dataset)[int(wildcards.part)]
+    return st_reliability_se_files(wildcards.dataset, names)
+
+
+def st_reliability_evaluate_se(wildcards):
+    names = st_reliability_dataset(wildcards)["models"]
+    return st_reliability_se_files(wildcards.dataset, names)
+
+
+def st_reliability_model_spec(name):
+    """A model's spec; an se600m model's carries the SE decoder's config (se600m.decoder),
+    here rather than in a rule param, so the other models' jobs keep their params."""
+    spec = st_reliability_config()["models"][name]
+    if spec.get("encoder") != "se600m":
+        return spec
+    return {**spec, "se_decoder": st_reliability_config()["se600m"].get("decoder", {})}
+
+
 def st_reliability_part_models(wildcards):
     """{model name: spec} of one training job."""
     names = st_reliability_parts(wildcards.dataset)[int(wildcards.part)]
-    return {m: st_reliability_config()["models"][m] for m in names}
+    return {m: st_reliability_model_spec(m) for m in names}
 
 
 def st_reliability_model_dirs(wildcards):

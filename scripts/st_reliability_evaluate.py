@@ -13,4 +13,6 @@ run(
     out=sm.output.metrics,
     device=sm.params.device,
     threads=sm.threads,
+    se_embeddings=sm.input.get("se_embeddings"),  # present when a model reads SE-600M
+    se_record=sm.input.get("se_record"),
 )

@@ -13,6 +13,11 @@ architecture = configs.ModelConfig(**sm.params.architecture)
 training = configs.training(dict(sm.params.training))
 for name, spec in dict(sm.params.models).items():
     log.info("training %s (seed %s)", name, sm.wildcards.seed)
+    spec = dict(spec)
+    decoder = spec.pop("se_decoder", None)  # se600m models only
+    se = {}
+    if decoder is not None:
+        se = configs.se_inputs(decoder, sm.input.se_embeddings, sm.input.se_record)
     run(
         sm.input.cells,
         configs.Variant(**spec),
@@ -23,4 +28,5 @@ for name, spec in dict(sm.params.models).items():
         record_out=str(out / f"{name}.json"),
         device=sm.params.device,
         threads=sm.threads,
+        **se,
     )

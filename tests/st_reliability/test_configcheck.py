@@ -107,6 +107,15 @@ def test_disabled_paper_is_not_checked():
             lambda c: section(c)["se600m"]["datasets"].append("no_shared_program"),
             r"se600m\.datasets\[1\]: 'no_shared_program' is not a crispri",
         ),
+        (  # a model reading SE-600M on a data set the embedding step does not embed
+            lambda c: section(c)["datasets"]["no_shared_program"]["models"].append("se600m"),
+            r"no_shared_program\.models\[3\]: 'se600m' reads SE-600M .* not under "
+            r"papers\.st_reliability\.se600m\.datasets",
+        ),
+        (  # ... or with no embedding step at all
+            lambda c: section(c).pop("se600m"),
+            r"crispri_four_lines\.models\[5\]: 'se600m' reads SE-600M",
+        ),
     ],
 )
 def test_full_scale_se600m_references(edit, key):

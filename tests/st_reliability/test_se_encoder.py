@@ -202,6 +202,13 @@ def test_embed_cells_of_a_prepared_data_set(release, embedder, tmp_path):
         line = ad.AnnData(raw[name].X[rows], var=pd.DataFrame(index=[*GENES, "NOT_A_GENE"]))
         mine = [j for j, (n, _) in enumerate(kept) if n == name]
         np.testing.assert_array_equal(got[mine], embedder.embed(line, seed=3))
+    # what the ST models read (encoder se600m): looked up by cell id, checked against the table
+    from repro.st_reliability.se_space import CellEmbeddings
+
+    table = CellEmbeddings.read(str(out), record, prepared.obs_names)
+    np.testing.assert_array_equal(table.lookup(["k562:c7", "rpe1:c5"]), got[[3, 0]])
+    with pytest.raises(ValueError, match="other cells or another order"):
+        CellEmbeddings.read(str(out), record, prepared.obs_names[::-1])
     record = json.loads(open(record).read())
     assert record["lines"]["k562"] == {"genes": 13, "in_protein_table": 12}
 

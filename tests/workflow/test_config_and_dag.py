@@ -153,6 +153,29 @@ def test_full_scale_dag_builds(tmp_path):
     assert counts["st_reliability_se_embed"] == len(se["datasets"])  # SE-600M, one job each
 
 
+def test_full_scale_se600m_model_trains_on_the_se_embed_step(tmp_path):
+    """The training job of a model with encoder se600m needs the data set's SE-600M
+    embeddings (se_embed → train); an HVG model's job does not."""
+    full = ROOT / "config" / "full.yaml"
+    paper = yaml.safe_load(full.read_text())["papers"]["st_reliability"]
+    models = paper["datasets"]["crispri_four_lines"]["models"]
+
+    def jobs(model):
+        part = models.index(model) // paper["train_batch"]
+        target = f"results/st_reliability/models/crispri_four_lines/seed0/part{part}"
+        workdir = tmp_path / model
+        workdir.mkdir()
+        result = snakemake("-n", target, "--configfile", str(full), workdir=workdir, timeout=120)
+        rows = (line.split() for line in result.stdout.splitlines())
+        return {r[0]: int(r[1]) for r in rows if len(r) == 2 and r[1].isdigit()}
+
+    assert paper["models"]["se600m"]["encoder"] == "se600m"
+    se = jobs("se600m")
+    assert se["st_reliability_train"] == 1 and se["st_reliability_se_embed"] == 1
+    hvg = jobs("hvg")
+    assert hvg["st_reliability_train"] == 1 and "st_reliability_se_embed" not in hvg
+
+
 @pytest.mark.parametrize("missing", sorted(TEST_CONFIG["papers"]))
 def test_a_config_without_a_paper_builds_without_its_jobs(tmp_path, missing):
     """Papers slot in and out: an absent paper defaults to disabled with its defaults, its

@@ -46,7 +46,16 @@ def _check_downloads(config: dict, paper: dict) -> None:
 
 
 def _check_se600m(config: dict, paper: dict) -> None:
-    se = paper.get("se600m")
+    se = paper.get("se600m") or {}
+    embedded = se.get("datasets", [])
+    for name, spec in paper["datasets"].items():  # a model reading SE-600M needs its step
+        for i, model in enumerate(spec["models"]):
+            if paper["models"][model].get("encoder") == "se600m" and name not in embedded:
+                raise ConfigError(
+                    f"papers.st_reliability.datasets.{name}.models[{i}]: {model!r} reads SE-600M "
+                    f"embeddings (encoder se600m); {name!r} is not under "
+                    "papers.st_reliability.se600m.datasets"
+                )
     if not se:
         return
     key = "papers.st_reliability.se600m"

@@ -52,6 +52,14 @@ def training(section: dict[str, Any]) -> TrainConfig:
     return TrainConfig(**values)
 
 
+def se_inputs(decoder: dict[str, Any], embeddings: str, record: str) -> dict[str, Any]:
+    """train.run's keywords for an se600m model: se_embed's files and the decoder config."""
+    from repro.st_reliability.se_space import SEDecoderConfig
+
+    decoder_cfg = SEDecoderConfig.from_dict(decoder)
+    return {"se_embeddings": embeddings, "se_record": record, "se_decoder": decoder_cfg}
+
+
 def line_sources(dataset: dict[str, Any], paths: dict[str, str]) -> dict[str, LineSource]:
     from repro.st_reliability.fullscale import LineSource
 
@@ -62,4 +70,4 @@ def line_sources(dataset: dict[str, Any], paths: dict[str, str]) -> dict[str, Li
     }
 
 
-__all__ = [*HOMES, "line_sources", "simulator", "training"]
+__all__ = [*HOMES, "line_sources", "se_inputs", "simulator", "training"]

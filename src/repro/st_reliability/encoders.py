@@ -1,4 +1,5 @@
-"""The three cell encoders the ST model reads (brief §6): HVG identity, PCA, an autoencoder.
+"""The cell encoders the ST model reads (brief §6): HVG identity, PCA, an autoencoder, and
+SE-600M (``se600m``: per-cell embeddings with State's gene decoder, in ``se_space.py``).
 
 Each maps log1p genes to the model's input space and decodes the model's output back to
 genes, differentiably (the gene map of the leading direction runs through the decoder).
@@ -128,7 +129,21 @@ def fit_encoder(kind: str, x: np.ndarray, *, dim: int, ae: AEConfig, seed: int):
     raise ValueError(f"unknown encoder {kind!r}; choose from hvg, pca, ae")
 
 
+def encode_cells(encoder, adata, embeddings=None) -> np.ndarray:
+    """The model's input for the cells of ``adata``: their expression rows encoded, or for
+    se600m their SE embeddings looked up by cell id (``se_space.CellEmbeddings``)."""
+    if encoder.kind != "se600m":
+        return encoder.encode(adata.X)
+    if embeddings is None:
+        raise ValueError("encoder se600m needs the data set's SE-600M embeddings")
+    return embeddings.lookup(adata.obs_names)
+
+
 def load_encoder(state: dict):
+    if state["kind"] == "se600m":
+        from repro.st_reliability.se_space import SEDecoder
+
+        return SEDecoder.load(state)
     if state["kind"] == "hvg":
         return Identity(int(state["n_genes"]))
     if state["kind"] == "pca":

@@ -33,6 +33,7 @@ from repro.st_reliability.data import (
     split_info,
     true_deltas,
 )
+from repro.st_reliability.encoders import encode_cells
 from repro.st_reliability.metrics import cell_eval_metrics, pearson_rows
 from repro.st_reliability.predict import load, predict_line
 from repro.st_reliability.reliability import loo_train_nn_distance, predicted_nn_distance
@@ -59,8 +60,16 @@ def role(variant) -> str:
 
 
 def evaluate_seed(
-    adata, checkpoints: dict[str, str], cfg: EvalConfig, *, seed: int, device="cpu"
+    adata,
+    checkpoints: dict[str, str],
+    cfg: EvalConfig,
+    *,
+    seed: int,
+    device="cpu",
+    embeddings=None,
 ) -> dict:
+    """``embeddings`` (``se_space.CellEmbeddings``): the cells' SE-600M embeddings, read by
+    the models with encoder se600m (they predict in SE space; State's decoder maps to genes)."""
     deltas = true_deltas(adata)
     pairs = pair_table(adata)
     held = pairs[pairs["split"].isin(HELD_OUT)]  # both regimes: few-shot and novel families
@@ -75,7 +84,7 @@ def evaluate_seed(
     rows, audits = [], {}
     for name, path in checkpoints.items():
         loaded = load(path, device=device)
-        cells = torch.as_tensor(loaded.encoder.encode(controls.X))
+        cells = torch.as_tensor(encode_cells(loaded.encoder, controls, embeddings))
         index = dataclasses.replace(base, cells=cells, vocabulary=loaded.vocabulary)
         kind = role(loaded.variant)
         log.info("%s (%s): evaluating", name, kind)
@@ -226,12 +235,23 @@ def run(
     out: str,
     device: str = "auto",
     threads: int = 1,
+    se_embeddings: str | None = None,
+    se_record: str | None = None,
 ) -> None:
+    """``se_embeddings``/``se_record``: the se_embed step's files (models with se600m)."""
     set_threads(threads)
     dev = select_device(device)
     adata = read_cells(cells)
-    with RunRecorder(config={"eval": cfg, "models": checkpoints}, seed=seed, device=dev) as rec:
-        result = evaluate_seed(adata, checkpoints, cfg, seed=seed, device=dev)
+    config, embeddings = {"eval": cfg, "models": checkpoints}, None
+    if se_embeddings is not None:
+        from repro.st_reliability.se_space import CellEmbeddings
+
+        embeddings = CellEmbeddings.read(se_embeddings, se_record, adata.obs_names)
+        config["se_embeddings"] = se_embeddings
+    with RunRecorder(config=config, seed=seed, device=dev) as rec:
+        result = evaluate_seed(
+            adata, checkpoints, cfg, seed=seed, device=dev, embeddings=embeddings
+        )
     write_json(out, {**result, "seed": seed, "provenance": rec.provenance()})
 
 
@@ -242,10 +262,21 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("models", nargs="+", metavar="NAME=CHECKPOINT")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    p.add_argument("--se-embeddings", default=None, help="se600m models: se_embed's .npy")
+    p.add_argument("--se-record", default=None, help="se600m models: se_embed's .json")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     models = dict(m.split("=", 1) for m in a.models)
-    run(a.cells, models, EvalConfig(), seed=a.seed, out=a.out, device=a.device)
+    run(
+        a.cells,
+        models,
+        EvalConfig(),
+        seed=a.seed,
+        out=a.out,
+        device=a.device,
+        se_embeddings=a.se_embeddings,
+        se_record=a.se_record,
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 
 Each line's raw file is read again with all its genes (SE embeds the whole transcriptome,
 not the 2000 shared HVGs of cells.h5ad), the cells that ``prepare`` kept are embedded
-with ``repro.st_reliability.se_encoder`` and written in cells.h5ad's row order.
+with ``repro.st_reliability.se_encoder`` and written in cells.h5ad's row order; the record
+holds a digest of those cell ids (``cells_sha256``), which the ST models' lookup
+(``se_space.CellEmbeddings``) checks against the cell table they read.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from repro.common.io import write_json
 from repro.st_reliability.fullscale import LineSource, load_line
 from repro.st_reliability.se_encoder import SEEmbedder, SEFiles
+from repro.st_reliability.se_space import cell_ids_digest
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +61,8 @@ def embed_cells(
         genes[name] = {"genes": raw.n_vars, "in_protein_table": len(embedder.align(raw[:1]).var)}
         log.info("%s: %d cells embedded (%d dims)", name, len(rows), emb.shape[1])
     np.save(embeddings_out, out)
-    record = {"n_cells": len(order), "dim": int(out.shape[1]), "lines": genes,
+    record = {"n_cells": len(order), "cells_sha256": cell_ids_digest(order.astype(str)),
+              "dim": int(out.shape[1]), "lines": genes,
               "files": dataclasses.asdict(files), "config": dataclasses.asdict(cfg)}  # fmt: skip
     write_json(record_out, record)
     return record

@@ -1,6 +1,6 @@
 """Train one model variant: State's transition model, its own energy-distance loss.
 
-A variant is an encoder (hvg / pca / ae) plus, for the nulls and the C4 designs, how it
+A variant is an encoder (hvg / pca / ae / se600m) plus, for the nulls and the C4 designs, how it
 departs from the audited model: self-only attention, shuffled perturbation labels, or a
 modified training pool. The untrained null is the same initialisation, kept in the
 checkpoint. The loop is plain torch around State's ``training_step`` (its loss and
@@ -29,7 +29,7 @@ from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
 from repro.st_reliability.data import CONTROL, read_cells, split_info
-from repro.st_reliability.encoders import AEConfig, fit_encoder
+from repro.st_reliability.encoders import AEConfig, encode_cells, fit_encoder
 from repro.st_reliability.model import ModelConfig, build_model, self_only_attention
 from repro.st_reliability.sentences import CellIndex, training_batch
 
@@ -101,8 +101,14 @@ def train_variant(
     seed: int,
     device: str = "cpu",
     threads: int = 1,
+    embeddings=None,
+    se_decoder=None,
 ) -> dict:
-    """Fit the encoder on training cells, train the model; return checkpoint and record."""
+    """Fit the encoder on training cells, train the model; return checkpoint and record.
+
+    ``embeddings`` (``se_space.CellEmbeddings``) and ``se_decoder`` (its config) serve the
+    se600m encoder only: the model reads the cells' SE embeddings, and State's gene decoder
+    is fitted on the training pool's cells."""
     set_threads(threads)
     seed_everything(seed)
     dev = select_device(device)
@@ -112,10 +118,13 @@ def train_variant(
         (c, p) in keep or p == CONTROL
         for c, p in zip(adata.obs["celltype_name"], adata.obs["pert_name"], strict=True)
     ]
-    encoder = fit_encoder(
-        variant.encoder, adata.X[np.asarray(in_pool)], dim=cfg.latent_dim, ae=cfg.ae, seed=seed
-    )
-    index = CellIndex.build(adata, encoder.encode(adata.X))
+    if variant.encoder == "se600m":
+        encoder = _fit_se_decoder(adata, np.asarray(in_pool), embeddings, se_decoder, seed, dev)
+    else:
+        encoder = fit_encoder(
+            variant.encoder, adata.X[np.asarray(in_pool)], dim=cfg.latent_dim, ae=cfg.ae, seed=seed
+        )
+    index = CellIndex.build(adata, encode_cells(encoder, adata, embeddings))
     torch.manual_seed(seed)  # the untrained null shares this initialisation
     model = build_model(
         model_cfg,
@@ -180,6 +189,17 @@ def train_variant(
     return {"checkpoint": checkpoint, "record": record}
 
 
+def _fit_se_decoder(adata, rows: np.ndarray, embeddings, cfg, seed: int, device):
+    """State's gene decoder fitted on the pool's cells: their SE embeddings → log1p HVGs."""
+    from repro.st_reliability.se_space import SEDecoder, SEDecoderConfig
+
+    if embeddings is None:
+        raise ValueError("encoder se600m needs the data set's SE-600M embeddings")
+    z = embeddings.lookup(adata.obs_names[rows])
+    generator = torch.Generator().manual_seed(seed)
+    return SEDecoder.fit(z, adata.X[rows], cfg or SEDecoderConfig(), generator, device)
+
+
 def run(
     cells: str,
     variant: Variant,
@@ -191,15 +211,25 @@ def run(
     record_out: str,
     device: str = "auto",
     threads: int = 1,
+    se_embeddings: str | None = None,
+    se_record: str | None = None,
+    se_decoder=None,
 ) -> None:
+    """``se_embeddings``/``se_record``: the se_embed step's files (se600m variants only)."""
     adata = read_cells(cells)
-    with RunRecorder(
-        config={"variant": variant, "model": model_cfg, "train": cfg},
-        device=select_device(device),
-        seed=seed,
-    ) as run_:
+    config, se = {"variant": variant, "model": model_cfg, "train": cfg}, {}
+    if variant.encoder == "se600m":
+        from repro.st_reliability.se_space import CellEmbeddings, SEDecoderConfig
+
+        if se_embeddings is None or se_record is None:
+            raise ValueError("encoder se600m needs se_embeddings and se_record (se_embed step)")
+        se_decoder = se_decoder or SEDecoderConfig()
+        embeddings = CellEmbeddings.read(se_embeddings, se_record, adata.obs_names)
+        se = {"embeddings": embeddings, "se_decoder": se_decoder}
+        config["se_decoder"] = se_decoder
+    with RunRecorder(config=config, device=select_device(device), seed=seed) as run_:
         out = train_variant(
-            adata, variant, model_cfg, cfg, seed=seed, device=device, threads=threads
+            adata, variant, model_cfg, cfg, seed=seed, device=device, threads=threads, **se
         )
     torch.save(out["checkpoint"], model_out)
     write_json(record_out, {**out["record"], "provenance": run_.provenance()})
@@ -210,13 +240,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("cells", help=".h5ad from the prepare step")
     p.add_argument("model_out")
     p.add_argument("record_out")
-    p.add_argument("--encoder", default="hvg", choices=["hvg", "pca", "ae"])
+    p.add_argument("--encoder", default="hvg", choices=["hvg", "pca", "ae", "se600m"])
     p.add_argument("--attention", default="full", choices=["full", "self_only"])
     p.add_argument("--labels", default="true", choices=["true", "shuffled"])
     p.add_argument("--pool", default="full", choices=POOLS)
     p.add_argument("--steps", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto")
+    p.add_argument("--se-embeddings", default=None, help="se600m: the se_embed step's .npy")
+    p.add_argument("--se-record", default=None, help="se600m: the se_embed step's .json")
     a = p.parse_args(argv)
     logging.basicConfig(level=logging.INFO)
     variant = Variant(encoder=a.encoder, attention=a.attention, labels=a.labels, pool=a.pool)
@@ -229,6 +261,8 @@ def main(argv: list[str] | None = None) -> None:
         model_out=a.model_out,
         record_out=a.record_out,
         device=a.device,
+        se_embeddings=a.se_embeddings,
+        se_record=a.se_record,
     )
 
 
