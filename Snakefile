@@ -34,6 +34,10 @@ rule all:
         paper_targets(),
 
 
+onstart:
+    slow_scheduler_rechecks()
+
+
 onsuccess:
     cancel_scheduler_rechecks()
 

@@ -173,9 +173,35 @@ if workflow.local_exec and "gpu" not in workflow.global_resources:
         workflow.register_resource("gpu", _gpus)
 
 
+# Snakemake 9.27 re-runs its scheduler one max-jobs-per-timespan timespan (by default 100/1s)
+# after every pass that leaves jobs waiting for cores, and every finished job starts one more
+# such chain of re-runs (a threading.Timer each): 22 minutes into a 36-minute embedded run 101
+# were alive, 101 scheduler passes a second. Finished jobs wake the scheduler themselves; the
+# timer only matters once the rate limit is hit, so a 20 s timespan loses nothing and runs a
+# twentieth as often. The default is replaced when the run starts (a profile or the command
+# line cannot reach a plain `snakemake`); a limit the user chose is kept.
+SNAKEMAKE_DEFAULT_JOB_RATE = (100, 1)
+SCHEDULER_JOB_RATE = (1000, "20s")
+
+
+def slow_scheduler_rechecks():
+    """At the start of a run, widen Snakemake's default job-rate timespan (see above)."""
+    from snakemake.scheduling.job_scheduler import JobRateLimiter
+    from snakemake.settings.types import MaxJobsPerTimespan
+
+    limiter = workflow.scheduler.job_rate_limiter
+    if (
+        limiter is not None
+        and (limiter.max_jobs, limiter.timespan) == SNAKEMAKE_DEFAULT_JOB_RATE
+    ):
+        workflow.scheduler.job_rate_limiter = JobRateLimiter(
+            MaxJobsPerTimespan(*SCHEDULER_JOB_RATE)
+        )
+
+
 def cancel_scheduler_rechecks():
     """At the end of a run, cancel Snakemake's pending scheduler re-checks (non-daemon timer
-    threads; workflow/profiles/local sets their interval), so the process exits at once.
+    threads with the 20 s timespan), so the process exits at once.
     """
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):

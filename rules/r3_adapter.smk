@@ -32,9 +32,12 @@ rule r3_adapter_pretrain:
         "logs/r3_adapter/pretrain.log",
     benchmark:
         "results/r3_adapter/benchmarks/pretrain.tsv"
+    priority: R3_ADAPTER_PRETRAIN_PRIORITY
     conda:
         "../envs/r3_adapter.yaml"
-    threads: config["threads"]
+    # the job sets the configured threads itself (they change its weights); with fewer cores
+    # Snakemake runs it on what there is
+    threads: lookup(dpath="papers/r3_adapter/pretraining/threads", within=config)
     resources:
         gpu=r3_adapter_resource("train", "gpu"),
         mem_mb=r3_adapter_resource("train", "mem_mb"),
@@ -66,6 +69,7 @@ rule r3_adapter_train:
         "results/r3_adapter/benchmarks/train/{method}.tsv"
     wildcard_constraints:
         **R3_ADAPTER_WILDCARDS,
+    priority: r3_adapter_train_priority
     conda:
         "../envs/r3_adapter.yaml"
     threads: config["threads"]

@@ -14,5 +14,4 @@ run(
     sm.output.model,
     sm.output.record,
     device=sm.params.device,
-    threads=sm.threads,
 )

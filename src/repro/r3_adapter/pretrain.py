@@ -33,6 +33,9 @@ class PretrainConfig:
     lr: float = 3e-3  # peak of the one-cycle schedule
     weight_decay: float = 0.01
     seed: int = 0
+    # Intra-op threads. The weights depend on it (float sums split differently), so it is set
+    # here rather than taken from the cores a run has.
+    threads: int = 1
 
 
 def model_config(scene: SceneConfig, spec: dict) -> ModelConfig:
@@ -75,9 +78,8 @@ def run(
     record_path: str,
     *,
     device: str = "auto",
-    threads: int = 1,
 ) -> None:
-    set_threads(threads)
+    set_threads(cfg.threads)
     dev = select_device(device)
     model_cfg = model_config(scene, model_spec)
     config = {"scene": scene, "model": model_cfg, "pretraining": cfg}
