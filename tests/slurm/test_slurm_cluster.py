@@ -4,12 +4,14 @@ The cluster comes from tests/slurm/start-cluster.sh (Debian's munge/slurmctld/sl
 fake GPU GRES). The profile is workflow/profiles/slurm with only the partition edited,
 plus the two settings a cluster without accounting needs (squeue status, short first poll).
 
-By default a short chain of two jobs (QSurv's prepare on gbsg2, then gbsg2's one training
-job, restricted to two methods by a config override) checks: (a) every job went through
-sbatch with the profile, (b) the GPU rule was submitted with a GPU and its memory, the CPU
-rule without a GPU, (c) with ``training.fail_once`` the training job fails once, is
+By default a short chain of four jobs (QSurv's prepare on gbsg2, then gbsg2's two methods,
+restricted by a config override, in one training job each as ``methods_per_job: 1`` makes
+them at full scale, then gbsg2's evaluation) checks: (a) every job went through sbatch with
+the profile, (b) the GPU rule was submitted with a GPU, its memory and one method's runtime,
+the CPU rule without a GPU, (c) with ``training.fail_once`` each training job fails once, is
 resubmitted and the run completes, which also needs (d) the squeue status polling to see
-every job end, and (e) the predictions equal a local run's.
+every job end, and (e) the predictions and metrics equal a local run's, whose one training
+job trains both methods (the embedded default).
 The same checks on QSurv's whole chain (≈ 13 SLURM jobs) are opt-in:
 ``pytest -m slow tests/slurm``.
 """
@@ -41,6 +43,7 @@ SHORT_METHODS = ["qsurv", "coxph"]  # the time-LoRA model and a baseline, on gbs
 # the local run it is compared with keeps the default, one job for both
 SHORT_TARGETS = [f"results/qsurv/runs/gbsg2/part{k}" for k in range(len(SHORT_METHODS))]
 SHORT_LOCAL_TARGET = "results/qsurv/runs/gbsg2/part0"
+SHORT_METRICS = "results/qsurv/metrics/gbsg2.json"  # the evaluation reads both jobs' folders
 
 
 def _run_file(workdir: Path, dataset: str, method: str, ext: str) -> Path:
@@ -141,14 +144,14 @@ def _run_locally(tmp: Path, *targets: str, real_methods: list[str] | None = None
 def short_run(cluster, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("slurm_short")
     return _run_on_slurm(
-        cluster, tmp, *SHORT_TARGETS, real_methods=SHORT_METHODS, methods_per_job=1
+        cluster, tmp, *SHORT_TARGETS, SHORT_METRICS, real_methods=SHORT_METHODS, methods_per_job=1
     )
 
 
 @pytest.fixture(scope="module")
 def short_local_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("local_short")
-    return _run_locally(tmp, SHORT_LOCAL_TARGET, real_methods=SHORT_METHODS)
+    return _run_locally(tmp, SHORT_LOCAL_TARGET, SHORT_METRICS, real_methods=SHORT_METHODS)
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +195,7 @@ def test_short_chain_through_sbatch_with_resources_and_a_retry(short_run, cluste
     trains = len(SHORT_METHODS)  # methods_per_job 1
     assert len(submitted["qsurv_train"]) == 2 * trains
     assert log.count("injected fault (training.fail_once)") >= trains
-    assert set(submitted) == {"qsurv_prepare", "qsurv_train"}
+    assert set(submitted) == {"qsurv_prepare", "qsurv_train", "qsurv_evaluate"}
     # (b) what SLURM was asked for: the GPU rule a GPU, its memory and one method's runtime
     # (resources.train.runtime per method), the CPU rule no GPU
     train = Q["resources"]["train"]
@@ -224,6 +227,16 @@ def test_short_chain_equals_a_local_run(short_run, short_local_run):
         local = read_npz(short_local_run / SHORT_LOCAL_TARGET / f"{method}.npz")
         for key in ("surv_metric", "surv_truth", "epochs"):  # all but the timings
             np.testing.assert_array_equal(on_slurm[key], local[key])
+    metrics = [
+        json.loads((d / SHORT_METRICS).read_text())["methods"] for d in (workdir, short_local_run)
+    ]
+    assert list(metrics[0]) == list(metrics[1]) == SHORT_METHODS
+    for method in SHORT_METHODS:
+        rows = [
+            [{k: v for k, v in r.items() if k != "train_seconds"} for r in m[method]["per_seed"]]
+            for m in metrics
+        ]
+        assert rows[0] == rows[1], method
 
 
 @pytest.mark.slow
