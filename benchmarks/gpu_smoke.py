@@ -46,7 +46,7 @@ STEPS = [
     Step(
         "qsurv",
         "Time-LoRA hazard network and the other methods of one data set, one training job",
-        "results/qsurv/runs/loglogistic",
+        "results/qsurv/runs/loglogistic/part0",
         tests=GPU_TESTS[:1],
     ),
     Step(

@@ -21,6 +21,7 @@ from repro.common.downloadlock import (  # noqa: E402
     read_lock,
 )
 from repro.common.downloadplan import referenced_downloads, summary  # noqa: E402
+from repro.common.parts import part_of, split_into_parts  # noqa: E402
 
 # The registered papers: adding a paper is one entry here (README "Adding a paper").
 PAPERS = (

@@ -1,6 +1,6 @@
 # QSurv: continuous-time survival by Gauss-Legendre quadrature with time-conditioned LoRA.
-# prepare -> train (one job per data set: every method, all seeds) -> evaluate (per data set)
-# -> figures (from metrics only) -> claims.
+# prepare -> train (per data set, jobs of methods_per_job methods, all seeds; embedded: one
+# job per data set) -> evaluate (per data set) -> figures (from metrics only) -> claims.
 
 
 include: "qsurv_helpers.smk"
@@ -40,11 +40,11 @@ rule qsurv_train:
     input:
         data="results/qsurv/data/{dataset}.npz",
     output:
-        runs=directory("results/qsurv/runs/{dataset}"),
+        runs=directory("results/qsurv/runs/{dataset}/part{part}"),
     log:
-        "logs/qsurv/train/{dataset}.log",
+        "logs/qsurv/train/{dataset}/part{part}.log",
     benchmark:
-        "results/qsurv/benchmarks/train/{dataset}.tsv"
+        "results/qsurv/benchmarks/train/{dataset}/part{part}.tsv"
     wildcard_constraints:
         **QSURV_WILDCARDS,
     conda:
@@ -66,7 +66,7 @@ rule qsurv_train:
 rule qsurv_evaluate:
     input:
         data="results/qsurv/data/{dataset}.npz",
-        runs="results/qsurv/runs/{dataset}",
+        runs=qsurv_run_dirs,
     output:
         metrics="results/qsurv/metrics/{dataset}.json",
     log:
@@ -79,6 +79,7 @@ rule qsurv_evaluate:
         "../envs/qsurv.yaml"
     params:
         methods=lambda wildcards: qsurv_methods(wildcards.dataset),
+        run_dirs=qsurv_method_run_dirs,
         metric_grid_points=lookup(
             dpath="papers/qsurv/evaluation/metric_grid_points", within=config
         ),

@@ -13,7 +13,7 @@ def qsurv_datasets():
     return qsurv_synthetic() + list(qsurv_config().get("real_datasets", {}))
 
 
-QSURV_WILDCARDS = dict(dataset=one_of(qsurv_datasets()))
+QSURV_WILDCARDS = dict(dataset=one_of(qsurv_datasets()), part=r"\d+")
 
 
 def qsurv_methods(dataset):
@@ -56,17 +56,46 @@ def qsurv_prepare_params(wildcards):
     }
 
 
+def qsurv_parts(dataset):
+    """The data set's methods in training jobs of ``methods_per_job`` each, in the order of
+    qsurv_methods (null: all of them in one job)."""
+    return split_into_parts(qsurv_methods(dataset), qsurv_config()["methods_per_job"])
+
+
+def qsurv_part_methods(wildcards):
+    return qsurv_parts(wildcards.dataset)[int(wildcards.part)]
+
+
 def qsurv_method_specs(wildcards):
-    """Method name -> config ``methods.<name>``, in the order of qsurv_methods."""
+    """Method name -> config ``methods.<name>``, for the methods of one training job."""
     methods = qsurv_config()["methods"]
-    return {m: methods[m] for m in qsurv_methods(wildcards.dataset)}
+    return {m: methods[m] for m in qsurv_part_methods(wildcards)}
+
+
+def qsurv_run_dir(dataset, part):
+    return f"results/qsurv/runs/{dataset}/part{part}"
+
+
+def qsurv_run_dirs(wildcards):
+    """Every training job's output folder of a data set."""
+    parts = range(len(qsurv_parts(wildcards.dataset)))
+    return [qsurv_run_dir(wildcards.dataset, p) for p in parts]
+
+
+def qsurv_method_run_dirs(wildcards):
+    """Method name -> the folder its training job wrote its files to (repro.qsurv.runs)."""
+    parts = qsurv_parts(wildcards.dataset)
+    return {
+        m: qsurv_run_dir(wildcards.dataset, part_of(parts, m))
+        for m in qsurv_methods(wildcards.dataset)
+    }
 
 
 def qsurv_train_runtime(wildcards):
-    """Minutes for a data set's training job: ``resources.train.runtime`` is per method, and
-    the job trains the data set's methods one after another."""
+    """Minutes for a training job: ``resources.train.runtime`` is per method, and the job
+    trains its methods one after another."""
     per_method = qsurv_config()["resources"]["train"]["runtime"]
-    return per_method * len(qsurv_methods(wildcards.dataset))
+    return per_method * len(qsurv_part_methods(wildcards))
 
 
 def qsurv_metrics(datasets):

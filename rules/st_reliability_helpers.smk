@@ -24,8 +24,7 @@ def st_reliability_parts(dataset):
     """The dataset's models in training jobs of ``train_batch`` models each (one process
     imports arc-state once per job: seconds, more than a tiny model's training)."""
     models = st_reliability_config()["datasets"][dataset]["models"]
-    size = st_reliability_config()["train_batch"]
-    return [models[i : i + size] for i in range(0, len(models), size)]
+    return split_into_parts(models, st_reliability_config()["train_batch"])
 
 
 ST_RELIABILITY_WILDCARDS = dict(

@@ -10,7 +10,7 @@ cfg = EvaluateConfig(
     methods=tuple(sm.params.methods),
     metric_grid_points=sm.params.metric_grid_points,
 )
-files = {m: run_files(sm.input.runs, m) for m in cfg.methods}
+files = {m: run_files(sm.params.run_dirs[m], m) for m in cfg.methods}
 predictions = {m: str(f["predictions"]) for m, f in files.items()}
 train_logs = {m: str(f["train_log"]) for m, f in files.items()}
 evaluate(cfg, sm.input.data, predictions, train_logs, sm.output.metrics)

@@ -5,7 +5,9 @@
 * A job killed in its second method resumes: the first method's finished checkpoints are
   reloaded (no epoch retrained), the second resumes at its epoch, and the numbers equal an
   uninterrupted job's; the checkpoints go once every method is done.
-* ``training.fail_once`` fails the job's first attempt only.
+* ``training.fail_once`` fails the job's first attempt only, each job's: the jobs of one
+  data set (``methods_per_job``) share its checkpoint folder.
+* Jobs of a part of the methods each (``methods_per_job``) give the numbers of one job.
 """
 
 import dataclasses
@@ -16,6 +18,7 @@ import pytest
 import torch
 
 from repro.common.io import read_npz
+from repro.common.parts import split_into_parts
 from repro.qsurv import train
 from repro.qsurv.runs import run_files
 from tests.qsurv.test_neural import SMALL, Killed, assert_same_state, kill_after_checkpoint
@@ -113,7 +116,43 @@ def test_fail_once_fails_the_first_attempt_only(tiny_synthetic, tmp_path):
     training = {**TRAINING, "fail_once": True}
     with pytest.raises(RuntimeError, match="injected fault"):
         run_methods(tiny_synthetic, tmp_path, methods, training)
-    assert (tmp_path / "ckpt" / "injected-fault").exists()
+    assert (tmp_path / "ckpt" / "coxph" / "injected-fault").exists()
     assert not (tmp_path / "runs").exists()
     runs = run_methods(tiny_synthetic, tmp_path, methods, training)
     assert outputs(run_files(runs, "coxph"))[0]["surv_metric"].shape[0] == 1
+
+
+def _run_part(data, out, part, methods, training):
+    train.train_methods(
+        {m: methods[m] for m in part}, training, str(data), str(out / "runs" / part[0]),
+        str(out / "ckpt"), device="cpu",
+    )  # fmt: skip
+    return out / "runs" / part[0]
+
+
+def test_each_job_of_a_data_set_fails_once(tiny_synthetic, tmp_path):
+    """Two jobs (one method each) share the data set's checkpoint folder: both fail on their
+    first attempt, not only the first to start, and both succeed on their retry."""
+    methods = {"coxph": METHODS["coxph"], "qsurv": {**METHODS["qsurv"], "epochs": 1}}
+    training = {**TRAINING, "fail_once": True}
+    for part in split_into_parts(methods, 1):
+        with pytest.raises(RuntimeError, match=f"injected fault.*training {part[0]} fails"):
+            _run_part(tiny_synthetic, tmp_path, part, methods, training)
+    for part in split_into_parts(methods, 1):
+        runs = _run_part(tiny_synthetic, tmp_path, part, methods, training)
+        assert sorted(p.name for p in runs.iterdir()) == [
+            f"{part[0]}.{e}" for e in "json npz pt".split()
+        ]
+
+
+@pytest.mark.parametrize("methods_per_job", [1, 2])
+def test_jobs_of_some_methods_each_equal_one_job(tiny_synthetic, tmp_path, methods_per_job):
+    """methods_per_job splits a data set's methods into jobs; they share its checkpoint
+    folder and give every method the files of one job for all (the embedded default)."""
+    whole = run_methods(tiny_synthetic, tmp_path / "whole")
+    for part in split_into_parts(METHODS, methods_per_job):
+        runs = _run_part(tiny_synthetic, tmp_path / "parts", part, METHODS, TRAINING)
+        assert sorted(p.stem for p in runs.glob("*.npz")) == sorted(part)
+        for method in part:
+            assert_same_run(run_files(runs, method), run_files(whole, method))
+    assert not list((tmp_path / "parts" / "ckpt").rglob("seed*.pt"))

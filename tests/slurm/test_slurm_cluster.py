@@ -4,12 +4,14 @@ The cluster comes from tests/slurm/start-cluster.sh (Debian's munge/slurmctld/sl
 fake GPU GRES). The profile is workflow/profiles/slurm with only the partition edited,
 plus the two settings a cluster without accounting needs (squeue status, short first poll).
 
-By default a short chain of two jobs (QSurv's prepare on gbsg2, then gbsg2's one training
-job, restricted to two methods by a config override) checks: (a) every job went through
-sbatch with the profile, (b) the GPU rule was submitted with a GPU and its memory, the CPU
-rule without a GPU, (c) with ``training.fail_once`` the training job fails once, is
+By default a short chain of four jobs (QSurv's prepare on gbsg2, then gbsg2's two methods,
+restricted by a config override, in one training job each as ``methods_per_job: 1`` makes
+them at full scale, then gbsg2's evaluation) checks: (a) every job went through sbatch with
+the profile, (b) the GPU rule was submitted with a GPU, its memory and one method's runtime,
+the CPU rule without a GPU, (c) with ``training.fail_once`` each training job fails once, is
 resubmitted and the run completes, which also needs (d) the squeue status polling to see
-every job end, and (e) the predictions equal a local run's.
+every job end, and (e) the predictions and metrics equal a local run's, whose one training
+job trains both methods (the embedded default).
 The same checks on QSurv's whole chain (≈ 13 SLURM jobs) are opt-in:
 ``pytest -m slow tests/slurm``.
 """
@@ -37,7 +39,17 @@ TEST_CONFIG = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
 Q = TEST_CONFIG["papers"]["qsurv"]
 LOCAL_RULES = {"claims_report", "download_dataset", "all", "qsurv"}
 SHORT_METHODS = ["qsurv", "coxph"]  # the time-LoRA model and a baseline, on gbsg2
-SHORT_TARGET = "results/qsurv/runs/gbsg2"  # one training job: every method of gbsg2
+# methods_per_job 1 on SLURM: one training job per method of gbsg2 (the full-scale layout);
+# the local run it is compared with keeps the default, one job for both
+SHORT_TARGETS = [f"results/qsurv/runs/gbsg2/part{k}" for k in range(len(SHORT_METHODS))]
+SHORT_LOCAL_TARGET = "results/qsurv/runs/gbsg2/part0"
+SHORT_METRICS = "results/qsurv/metrics/gbsg2.json"  # the evaluation reads both jobs' folders
+
+
+def _run_file(workdir: Path, dataset: str, method: str, ext: str) -> Path:
+    """A method's file, in whichever training job's folder (part) wrote it."""
+    (path,) = (workdir / "results/qsurv/runs" / dataset).glob(f"part*/{method}.{ext}")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +81,16 @@ def _profile(tmp_path: Path) -> Path:
     return folder
 
 
-def _config(tmp: Path, real_methods: list[str] | None = None, fail_once: bool = False) -> Path:
+def _config(
+    tmp: Path,
+    real_methods: list[str] | None = None,
+    fail_once: bool = False,
+    methods_per_job: int | None = None,
+) -> Path:
     config = copy.deepcopy(TEST_CONFIG)
     q = config["papers"]["qsurv"]
     q["training"]["fail_once"] = fail_once
+    q["methods_per_job"] = methods_per_job
     if real_methods is not None:
         q["real_methods"] = real_methods
         del q["claims"]["competitive_ctd_gbsg2"]  # it compares methods left out here
@@ -86,9 +104,13 @@ def _config(tmp: Path, real_methods: list[str] | None = None, fail_once: bool = 
 
 
 def _run_on_slurm(
-    cluster, tmp: Path, *targets: str, real_methods: list[str] | None = None
+    cluster,
+    tmp: Path,
+    *targets: str,
+    real_methods: list[str] | None = None,
+    methods_per_job: int | None = None,
 ) -> tuple[Path, str]:
-    config_path = _config(tmp, real_methods, fail_once=True)
+    config_path = _config(tmp, real_methods, fail_once=True, methods_per_job=methods_per_job)
     workdir = tmp / "run"
     result = snakemake(
         "--profile",
@@ -121,13 +143,15 @@ def _run_locally(tmp: Path, *targets: str, real_methods: list[str] | None = None
 @pytest.fixture(scope="module")
 def short_run(cluster, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("slurm_short")
-    return _run_on_slurm(cluster, tmp, SHORT_TARGET, real_methods=SHORT_METHODS)
+    return _run_on_slurm(
+        cluster, tmp, *SHORT_TARGETS, SHORT_METRICS, real_methods=SHORT_METHODS, methods_per_job=1
+    )
 
 
 @pytest.fixture(scope="module")
 def short_local_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("local_short")
-    return _run_locally(tmp, SHORT_TARGET, real_methods=SHORT_METHODS)
+    return _run_locally(tmp, SHORT_LOCAL_TARGET, SHORT_METRICS, real_methods=SHORT_METHODS)
 
 
 @pytest.fixture(scope="module")
@@ -166,33 +190,53 @@ def test_short_chain_through_sbatch_with_resources_and_a_retry(short_run, cluste
     workdir, log = short_run
     submitted = _submitted(log)
     assert len(submitted["qsurv_prepare"]) == 1
-    # (c) the training job failed once (injected), was resubmitted, and the run completed
-    assert len(submitted["qsurv_train"]) == 2
-    assert log.count("injected fault (training.fail_once)") >= 1
-    assert set(submitted) == {"qsurv_prepare", "qsurv_train"}
-    # (b) what SLURM was asked for: the GPU rule a GPU and its memory, the CPU rule no GPU
-    memory = Q["resources"]["train"]["mem_mb"]
+    # (c) each method's training job failed once (injected), was resubmitted, and the run
+    # completed
+    trains = len(SHORT_METHODS)  # methods_per_job 1
+    assert len(submitted["qsurv_train"]) == 2 * trains
+    assert log.count("injected fault (training.fail_once)") >= trains
+    assert set(submitted) == {"qsurv_prepare", "qsurv_train", "qsurv_evaluate"}
+    # (b) what SLURM was asked for: the GPU rule a GPU, its memory and one method's runtime
+    # (resources.train.runtime per method), the CPU rule no GPU
+    train = Q["resources"]["train"]
     for jobid in submitted["qsurv_train"]:
         job = _job(jobid, cluster)
         assert re.search(r"TresPerJob=gres[:/]gpu[:=]1\b", job), job
-        assert f"MinMemoryNode={memory}M" in job, job
+        assert f"MinMemoryNode={train['mem_mb']}M" in job, job
+        assert f"TimeLimit=00:{train['runtime']:02d}:00" in job, job
     assert not re.search(r"gres[:/]gpu", _job(submitted["qsurv_prepare"][0], cluster))
-    assert sorted(p.stem for p in (workdir / SHORT_TARGET).glob("*.json")) == sorted(SHORT_METHODS)
-    for method in SHORT_METHODS:
-        record = json.loads((workdir / SHORT_TARGET / f"{method}.json").read_text())
+    jobs = []
+    for part, method in enumerate(SHORT_METHODS):  # each in its own job's folder
+        assert [p.name for p in (workdir / SHORT_TARGETS[part]).glob("*.json")] == [
+            f"{method}.json"
+        ]
+        record = json.loads((workdir / SHORT_TARGETS[part] / f"{method}.json").read_text())
         provenance = record["provenance"]
-        assert provenance["slurm_job_id"] == submitted["qsurv_train"][-1]  # the retry
+        assert provenance["slurm_job_id"] in submitted["qsurv_train"]
+        jobs.append(provenance["slurm_job_id"])
         assert provenance["cuda_visible_devices"] == "0"  # fake GRES: a device, torch finds none
         assert provenance["device"] == "cpu"
+    assert len(set(jobs)) == trains  # one SLURM job per method
 
 
 def test_short_chain_equals_a_local_run(short_run, short_local_run):
+    """One SLURM job per method gives the numbers of the local run's one job for both."""
     workdir, _ = short_run
     for method in SHORT_METHODS:
-        target = f"{SHORT_TARGET}/{method}.npz"
-        on_slurm, local = read_npz(workdir / target), read_npz(short_local_run / target)
+        on_slurm = read_npz(_run_file(workdir, "gbsg2", method, "npz"))
+        local = read_npz(short_local_run / SHORT_LOCAL_TARGET / f"{method}.npz")
         for key in ("surv_metric", "surv_truth", "epochs"):  # all but the timings
             np.testing.assert_array_equal(on_slurm[key], local[key])
+    metrics = [
+        json.loads((d / SHORT_METRICS).read_text())["methods"] for d in (workdir, short_local_run)
+    ]
+    assert list(metrics[0]) == list(metrics[1]) == SHORT_METHODS
+    for method in SHORT_METHODS:
+        rows = [
+            [{k: v for k, v in r.items() if k != "train_seconds"} for r in m[method]["per_seed"]]
+            for m in metrics
+        ]
+        assert rows[0] == rows[1], method
 
 
 @pytest.mark.slow
@@ -220,7 +264,7 @@ def test_every_job_went_through_sbatch(slurm_run):
 @pytest.mark.slow
 def test_gpu_rules_got_a_gpu_and_cpu_rules_none(slurm_run):
     workdir, _ = slurm_run
-    train_logs = sorted((workdir / "results/qsurv/runs").glob("*/*.json"))
+    train_logs = sorted((workdir / "results/qsurv/runs").glob("*/part*/*.json"))
     assert train_logs
     for path in train_logs:
         provenance = json.loads(path.read_text())["provenance"]
@@ -238,8 +282,8 @@ def test_outputs_equal_a_local_run(slurm_run, local_run):
         (d, Q["real_methods"]) for d in Q["real_datasets"]
     ]:
         for method in methods:
-            name = f"results/qsurv/runs/{dataset}/{method}.npz"
-            on_slurm, local = read_npz(workdir / name), read_npz(local_run / name)
+            on_slurm = read_npz(_run_file(workdir, dataset, method, "npz"))
+            local = read_npz(_run_file(local_run, dataset, method, "npz"))
             np.testing.assert_array_equal(on_slurm["surv_metric"], local["surv_metric"])
             np.testing.assert_array_equal(on_slurm["epochs"], local["epochs"])
     claims = [

@@ -145,8 +145,11 @@ def test_full_scale_dag_builds(tmp_path):
     assert counts["download_dataset"] == pinned
     assert counts["download_unverified"] == len(full["downloads"]) - pinned
     q = full["papers"]["qsurv"]
-    # one job per data set trains every method
-    assert counts["qsurv_train"] == len(q["synthetic"]["scenarios"]) + len(q["real_datasets"])
+    # methods_per_job: 1, one GPU job per (data set, method)
+    assert q["methods_per_job"] == 1
+    assert counts["qsurv_train"] == len(q["synthetic"]["scenarios"]) * len(
+        q["synthetic_methods"]
+    ) + len(q["real_datasets"]) * len(q["real_methods"])
     e2e = full["papers"]["plsa"]["end_to_end"]
     assert counts["plsa_train"] == len(e2e["datasets"])  # one job trains every method
     se = full["papers"]["st_reliability"]["se600m"]
@@ -225,7 +228,7 @@ def test_papers_may_share_data_set_and_method_names(tmp_path):
         "results/plsa/runs/shared",
         "results/sbd/data/shared.npz",
         "results/sbd/decompositions/shared/sbd.npz",
-        "results/qsurv/runs/loglogistic",
+        "results/qsurv/runs/loglogistic/part0",
         "results/delta_mem/models/lora/seed0.pt",
     ):
         assert output in stdout, output
@@ -240,7 +243,7 @@ def test_papers_may_share_data_set_and_method_names(tmp_path):
                 rules[out.strip()] = rule
     assert rules["results/plsa/data/shared.npz"] == "plsa_prepare"
     assert rules["results/sbd/data/shared.npz"] == "sbd_prepare"
-    assert rules["results/qsurv/runs/loglogistic"] == "qsurv_train"
+    assert rules["results/qsurv/runs/loglogistic/part0"] == "qsurv_train"
     assert rules["results/delta_mem/models/lora/seed0.pt"] == "delta_mem_train"
 
 
@@ -262,27 +265,56 @@ def test_shared_files_name_no_paper():
             assert not re.search(rf"\b{name}\b", code), f"{path.name} names {name}"
 
 
-def test_a_qsurv_training_job_gets_the_runtime_of_all_its_methods(tmp_path):
-    """`resources.train.runtime` is per method; the job of a data set trains them all in
-    turn, so its wall-time limit (SLURM -t) is that times the data set's methods."""
-    q = TEST_CONFIG["papers"]["qsurv"]
-    per_method = q["resources"]["train"]["runtime"]
+@pytest.mark.parametrize("methods_per_job", [None, 1, 2])
+def test_a_qsurv_training_job_gets_the_runtime_of_all_its_methods(tmp_path, methods_per_job):
+    """`methods_per_job` cuts each data set's methods, in order, into training jobs (null:
+    one job per data set); `resources.train.runtime` is per method and a job trains its
+    methods in turn, so its wall-time limit (SLURM -t) is that times its methods. Each
+    evaluation reads every training job of its data set."""
+    config = copy.deepcopy(TEST_CONFIG)
+    q = config["papers"]["qsurv"]
+    if methods_per_job is not None:
+        q["methods_per_job"] = methods_per_job
+    path = tmp_path / "parts.yaml"
+    path.write_text(yaml.safe_dump(config))
     dry = snakemake(
         "-n",
         "--configfile",
-        str(ROOT / "config" / "test.yaml"),
+        str(path),
         "--replace-workflow-config",
-        "results/qsurv/runs/gbsg2",
-        "results/qsurv/runs/loglogistic",
+        "results/qsurv/metrics/gbsg2.json",
+        "results/qsurv/metrics/loglogistic.json",
         workdir=tmp_path,
     )
-    runtimes = {
-        m.group(1): int(m.group(2))
+    jobs = {
+        (m.group(1), int(m.group(2))): int(m.group(3))
         for m in re.finditer(
-            r"rule qsurv_train:.*?wildcards: dataset=(\w+)\n.*?runtime=(\d+)", dry.stdout, re.S
+            r"rule qsurv_train:.*?wildcards: dataset=(\w+), part=(\d+)\n.*?runtime=(\d+)",
+            dry.stdout,
+            re.S,
         )
     }
-    assert runtimes == {
-        "gbsg2": per_method * len(q["real_methods"]),
-        "loglogistic": per_method * len(q["synthetic_methods"]),
+    evaluated = {
+        m.group(2): m.group(1).split(", ")[1:]
+        for m in re.finditer(
+            r"rule qsurv_evaluate:\n\s+input: (.*)\n(?:.*\n)*?\s+wildcards: dataset=(\w+)",
+            dry.stdout,
+        )
     }
+    per_method = q["resources"]["train"]["runtime"]
+    expected, dirs = {}, {}
+    for dataset, methods in (
+        ("gbsg2", q["real_methods"]),
+        ("loglogistic", q["synthetic_methods"]),
+    ):
+        size = methods_per_job or len(methods)  # the parts, written out by hand
+        sizes = [min(size, len(methods) - start) for start in range(0, len(methods), size)]
+        expected.update({(dataset, k): per_method * n for k, n in enumerate(sizes)})
+        dirs[dataset] = [f"results/qsurv/runs/{dataset}/part{k}" for k in range(len(sizes))]
+    assert jobs == expected
+    assert {d: sorted(inputs) for d, inputs in evaluated.items()} == {
+        d: sorted(paths) for d, paths in dirs.items()
+    }
+    if methods_per_job is None:  # the embedded default: one job per data set
+        assert sorted(jobs) == [("gbsg2", 0), ("loglogistic", 0)]
+        assert jobs[("gbsg2", 0)] == per_method * len(q["real_methods"])

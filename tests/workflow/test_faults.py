@@ -24,7 +24,7 @@ from tests.conftest import ROOT, snakemake, snakemake_command, snakemake_env
 
 pytestmark = pytest.mark.workflow
 
-TARGET = "results/qsurv/runs/loglogistic"  # the data set's one training job
+TARGET = "results/qsurv/runs/loglogistic/part0"  # the data set's one training job
 PREDICTIONS = f"{TARGET}/qsurv.npz"
 
 
@@ -100,7 +100,7 @@ def test_killed_run_resumes_from_its_checkpoint_and_matches(
         snakemake("--unlock", *_args(long_config), workdir=tmp_path)
 
     rerun = snakemake(*_args(long_config), workdir=tmp_path)  # the same command again
-    log = (tmp_path / "logs/qsurv/train/loglogistic.log").read_text()
+    log = (tmp_path / "logs/qsurv/train/loglogistic/part0.log").read_text()
     assert "resuming seed 0 from" in log and f"at epoch {killed_at}" in log, log[-2000:]
     resumed = read_npz(tmp_path / PREDICTIONS)
     reference = read_npz(uninterrupted / PREDICTIONS)
@@ -124,6 +124,6 @@ def test_truncated_input_is_named_in_the_error(tmp_path, long_config, uninterrup
     path.write_text(yaml.safe_dump(short))
     result = snakemake(*_args(path), workdir=workdir, check=False)
     assert result.returncode != 0
-    log = (workdir / "logs/qsurv/train/loglogistic.log").read_text()
+    log = (workdir / "logs/qsurv/train/loglogistic/part0.log").read_text()
     assert str(data) in log and "cannot read" in log, log[-2000:]
     assert not (workdir / TARGET).exists()

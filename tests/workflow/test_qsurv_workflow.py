@@ -69,7 +69,7 @@ def test_every_method_predicts_survival_that_starts_at_one(run):
             Q["synthetic_methods"] if dataset in Q["synthetic"]["scenarios"] else Q["real_methods"]
         )
         for method in methods:
-            surv = read_npz(run / f"qsurv/runs/{dataset}/{method}.npz")["surv_metric"]
+            surv = read_npz(run / f"qsurv/runs/{dataset}/part0/{method}.npz")["surv_metric"]
             assert np.all(surv[:, :, 0] == 1.0), (dataset, method)
             assert np.all(np.diff(surv, axis=-1) <= 1e-12), (dataset, method)
             assert surv[:, :, -1].mean() < 0.9, (dataset, method)  # and it does fall
@@ -82,7 +82,7 @@ def test_real_data_sets_train_with_real_training(run):
     runs = [("gbsg2", m, {**Q["training"], **Q["real_training"]}) for m in Q["real_methods"]]
     runs += [(scenario, m, Q["training"]) for m in Q["synthetic_methods"]]
     for dataset, method, keys in runs:
-        log = json.loads((run / f"qsurv/runs/{dataset}/{method}.json").read_text())
+        log = json.loads((run / f"qsurv/runs/{dataset}/part0/{method}.json").read_text())
         training = log["provenance"]["config"]["training"]  # with the schema's defaults
         assert {k: training[k] for k in keys} == keys, (dataset, method)
         if method != "coxph":
@@ -91,7 +91,7 @@ def test_real_data_sets_train_with_real_training(run):
 
 def test_stored_metrics_recompute_from_predictions(run):
     data = read_npz(run / "qsurv/data/gbsg2.npz")
-    pred = read_npz(run / "qsurv/runs/gbsg2/qsurv.npz")
+    pred = read_npz(run / "qsurv/runs/gbsg2/part0/qsurv.npz")
     metrics = json.loads((run / "qsurv/metrics/gbsg2.json").read_text())
     row = metrics["methods"]["qsurv"]["per_seed"][1]
     direct = survival_metrics(

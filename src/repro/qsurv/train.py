@@ -1,7 +1,8 @@
 """Train methods on one prepared data set for every seed; save models and predictions.
 
-``train_methods`` trains every method of a data set in one process (one workflow job per
-data set: the start-up is paid once), each through the same per-method code as ``train``.
+``train_methods`` trains several methods of a data set in one process (one workflow job per
+data set and part of ``methods_per_job`` methods: the start-up is paid once per job), each
+through the same per-method code as ``train``.
 
 Predictions are survival curves of the test subjects on the data set's two grids (the
 metric grid and, for synthetic data, the truth grid), so evaluation never needs a model.
@@ -78,8 +79,9 @@ def _train_one(cfg: TrainConfig, split, seed, device, checkpoints: Path):
 def _inject_fault_once(training: dict[str, Any], checkpoint_dir: str, what: str) -> None:
     """Config ``training.fail_once`` (tests only): fail the first attempt of each job.
 
-    A marker beside the resume checkpoints remembers the failure, so the retry (local
-    ``--retries`` or the SLURM profile's ``retries``) runs normally.
+    A marker in ``checkpoint_dir`` (the job's own: its first method's resume folder)
+    remembers the failure, so the retry (local ``--retries`` or the SLURM profile's
+    ``retries``) runs normally.
     """
     if not training.get("fail_once"):
         return
@@ -173,13 +175,16 @@ def train_methods(
     device: str = "auto",
     threads: int = 1,
 ) -> None:
-    """Every method (name -> config ``methods.<name>``) of one data set, one after another.
+    """Methods (name -> config ``methods.<name>``) of one data set, one after another.
 
     Writes ``run_files(runs_dir, method)`` per method; method m resumes from
-    ``checkpoint_dir/m``. A method's finished checkpoints are kept until every method is
-    done, so a job killed in its third method resumes the first two without training them.
+    ``checkpoint_dir/m`` (the same folder whichever job trains m, so jobs of other methods
+    of the data set may share ``checkpoint_dir``). A method's finished checkpoints are kept
+    until every method of the job is done, so a job killed in its third method resumes the
+    first two without training them.
     """
-    _inject_fault_once(training, checkpoint_dir, f"training {', '.join(methods)}")
+    first = Path(checkpoint_dir) / next(iter(methods), "")
+    _inject_fault_once(training, str(first), f"training {', '.join(methods)}")
     data = read_npz(data_path)
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
     finished = []
