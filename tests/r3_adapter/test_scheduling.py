@@ -55,4 +55,3 @@ def test_pretraining_runs_on_its_configured_threads_whatever_the_caller_set(tmp_
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
-    assert EMBEDDED["pretraining"]["threads"] == 2  # the embedded default's numbers use two
