@@ -34,8 +34,10 @@ rule all:
         paper_targets(),
 
 
+# One handler per hook (Snakemake keeps the last one defined), so every start-up step is here.
 onstart:
     slow_scheduler_rechecks()
+    announce_downloads()
 
 
 onsuccess:

@@ -4,11 +4,8 @@
 # download_unverified, which checks them against the download lock (downloads_lock_file) or
 # locks what it got. `snakemake downloads` fetches every file the config needs, and nothing
 # else (on a login node, before submitting the rest); every run that downloads prints the
-# files and their total size first.
-
-
-onstart:
-    announce_downloads()
+# files and their total size first (announce_downloads, called by the Snakefile's onstart:
+# Snakemake keeps one handler per hook, the last one defined).
 
 
 rule downloads:
