@@ -70,6 +70,21 @@ class AEConfig:
     lr: float = 1e-3
 
 
+def fit_mse(forward, params, inputs, targets, cfg, generator: torch.Generator) -> float:
+    """Adam on the MSE of ``forward(inputs[rows])`` against ``targets[rows]``, ``cfg.steps``
+    minibatches of ``cfg.batch_size`` rows drawn on the CPU from ``generator`` (the AE's and
+    the SE decoder's fit); returns the last loss."""
+    opt = torch.optim.Adam(params, lr=cfg.lr)
+    for _ in range(cfg.steps):
+        rows = torch.randint(len(inputs), (cfg.batch_size,), generator=generator)
+        rows = rows.to(inputs.device)
+        loss = nn.functional.mse_loss(forward(inputs[rows]), targets[rows])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return float(loss.detach())
+
+
 class AutoEncoder:
     """An MLP autoencoder (genes → hidden → k → hidden → genes), MSE-trained on cells."""
 
@@ -90,14 +105,8 @@ class AutoEncoder:
         ae = cls(x.shape[1], cfg)
         data = torch.as_tensor(np.asarray(x), dtype=torch.float32)
         params = [*ae.encoder.parameters(), *ae.decoder.parameters()]
-        opt = torch.optim.Adam(params, lr=cfg.lr)
-        for _ in range(cfg.steps):
-            rows = data[torch.randint(len(data), (cfg.batch_size,), generator=generator)]
-            loss = nn.functional.mse_loss(ae.decoder(ae.encoder(rows)), rows)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        ae.final_loss = float(loss)
+        forward = lambda rows: ae.decoder(ae.encoder(rows))  # noqa: E731
+        ae.final_loss = fit_mse(forward, params, data, data, cfg, generator)
         for p in params:
             p.requires_grad_(False)
         return ae

@@ -29,6 +29,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from repro.st_reliability.encoders import fit_mse
+
 KIND = "se600m"
 
 
@@ -134,15 +136,9 @@ class SEDecoder:
         with torch.no_grad():  # start from the mean cell (ours, not State's: see _output)
             dec._output().bias.copy_(x.mean(0))
         dec.decoder.to(device)
-        opt = torch.optim.Adam(dec.decoder.parameters(), lr=cfg.lr)
         dec.decoder.train()
-        for _ in range(cfg.steps):
-            rows = torch.randint(len(z), (cfg.batch_size,), generator=generator).to(device)
-            loss = nn.functional.mse_loss(dec.decoder(z[rows]), x[rows])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        dec.final_loss = float(loss.detach())
+        params = list(dec.decoder.parameters())
+        dec.final_loss = fit_mse(dec.decoder, params, z, x, cfg, generator)
         dec.decoder.cpu()
         dec._freeze()
         return dec
