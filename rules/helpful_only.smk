@@ -229,5 +229,6 @@ rule helpful_only_full_summary:
         files=lambda wildcards: helpful_only_full_files(),
         adapters=lambda wildcards: helpful_only_full_adapters(),
         min_agreement=lambda wildcards: helpful_only_full()["judge_validation"],
+        reward_judges=lambda wildcards: helpful_only_full_reward_judges(),
     script:
         "../scripts/helpful_only_full_summary.py"

@@ -127,6 +127,14 @@ def helpful_only_full_adapters():
     }
 
 
+def helpful_only_full_reward_judges():
+    """variant -> the judges its training reward rests on (the RL recipes and their arms with
+    full_scale.reward.relevance: the relevance judge), for the summary's claims."""
+    from repro.helpful_only.judgecheck import reward_judges
+
+    return reward_judges(helpful_only_config())
+
+
 def helpful_only_full_outputs():
     return ["results/helpful_only/full/summary.json"] if helpful_only_full() else []
 

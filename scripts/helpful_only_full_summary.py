@@ -9,4 +9,5 @@ summary_step(
     sm.output.summary,
     dict(sm.params.adapters),
     dict(sm.params.min_agreement),
+    dict(sm.params.reward_judges),
 )

@@ -93,11 +93,25 @@ def _broken(edit, name="full.yaml"):
             lambda s, c: s["full_scale"]["evaluation"]["steer"].update(items=[]),
             "papers.helpful_only.full_scale.evaluation.steer.items",
         ),
+        (
+            lambda s, c: s["full_scale"]["judge_validation"].pop("relevance"),
+            "papers.helpful_only.full_scale.judge_validation.relevance",
+        ),
     ],
 )
 def test_typos_name_the_key(edit, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         check(_broken(edit))
+
+
+def test_the_relevance_agreement_is_needed_only_with_a_relevance_gated_reward():
+    def edit(s, c):
+        s["full_scale"]["judge_validation"].pop("relevance")
+        s["full_scale"]["reward"]["relevance"] = False
+
+    config = _broken(edit)
+    validate(config["papers"]["helpful_only"], SCHEMA)
+    check(config)
 
 
 def test_disabled_sections_are_not_checked():

@@ -15,6 +15,7 @@ from repro.common.io import read_json
 from repro.helpful_only import fullrun, fullsteps, trl_train
 from repro.helpful_only.claims import KINDS
 from repro.helpful_only.configcheck import check
+from repro.helpful_only.judge import load_validation_set
 from repro.helpful_only.recipes import TrainConfig, ar_only_steps, full_recipe
 from tests.conftest import ROOT
 from tests.helpful_only.conftest import FULL_SPEC
@@ -75,7 +76,8 @@ def test_a_full_budget_check_needs_the_full_scale_section():
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, chat_model_dir):
     """train_step (what the rule runs) on the tiny Qwen2: an SFT mixture, its arm, an RLOO
-    recipe, and the SFT mixture once more, stopped by a callback after one step."""
+    recipe (its reward gated on the tiny model as the relevance judge), and the SFT mixture
+    once more, stopped by a callback after one step."""
     folder = tmp_path_factory.mktemp("budgets")
     ar_csv = folder / "ar.csv"
     with open(ar_csv, "w", newline="") as handle:
@@ -84,6 +86,8 @@ def trained(tmp_path_factory, chat_model_dir):
         writer.writerows([("do thing two", "sure two ."), ("do thing three", "sure three .")])
     full = {
         "model": {"id": str(chat_model_dir), "dtype": "float32"},
+        "judge": {"id": str(chat_model_dir), "dtype": "float32"},
+        "reward": {"min_words": 2, "relevance": True, "threshold": 50},
         "training": {"steps": 4, "batch_size": 4, "num_generations": 2, "lr": 1e-2},
         "lora": {"r": 2, "alpha": 4, "target_modules": ["q_proj"]},
         "data": {**FULL_SPEC},
@@ -168,3 +172,22 @@ def test_a_run_without_a_record_fails_the_check(trained):
     assert summary["budgets"]["mix"]["1"] is None
     assert result.verdict == "failed" and "mix s1: no record" in result.details
     assert _checked(folder, {})[1].verdict == "failed"  # no records at all
+
+
+def test_the_rl_trainer_records_its_relevance_judges_validation(trained):
+    """The RLOO job validates the judge its reward is gated on (the shipped relevance set, at
+    the reward's threshold) and records it beside its counts; the summary keeps it. The SFT
+    jobs load no judge and record none. (Tiny random judge: ranges only.)"""
+    folder, out = trained
+    records = {n: read_json(out[n] / "record.json") for n in out}
+    assert {n: r["judge_validation"] for n, r in records.items() if n != "rl"} == {
+        "mix": {},
+        "arm": {},
+        "stopped": {},
+    }
+    (relevance,) = records["rl"]["judge_validation"].values()
+    assert list(records["rl"]["judge_validation"]) == ["relevance"]
+    assert relevance["n"] == len(load_validation_set("relevance_validation"))
+    assert relevance["threshold"] == 50 and 0 <= relevance["agreement"] <= 1
+    summary, _ = _checked(folder, {"mix": {"0": str(out["mix"])}, "rl": {"0": str(out["rl"])}})
+    assert summary["judge_validation"] == {"relevance": relevance}  # no least agreement given

@@ -16,13 +16,14 @@ from repro.helpful_only.judge import (
     helpful_agreement,
     load_validation_set,
 )
-from repro.helpful_only.judgecheck import judges_of
+from repro.helpful_only.judgecheck import judges_of, reward_judges
 from tests.conftest import ROOT
 
 SECTION = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())["papers"]["helpful_only"]
 FULL = SECTION["full_scale"]
 FULL_CLAIMS = {c: s for c, s in SECTION["claims"].items() if s.get("a", {}).get("source")}
 EM_SET, HELPFUL_SET = load_validation_set(), load_validation_set("helpful_validation")
+RELEVANCE_SET = load_validation_set("relevance_validation")
 
 
 def test_the_shipped_label_sets_are_balanced_and_large_enough():
@@ -203,8 +204,11 @@ def test_a_summary_without_validation_gates_every_judged_claim(tmp_path, monkeyp
 
 def test_the_tiny_random_qwen2_as_judge_turns_the_claims_inconclusive(tmp_path, chat_model_dir):
     """The judge steps the rules run, with a randomly initialised model as the judge: both
-    validations are written beside the judged answers, reach the summary with the config's
-    least agreement, and the judged claims come out inconclusive."""
+    validations are written beside the judged answers, and the RL reward's relevance
+    validation (fullsteps._reward, what an RLOO training job runs) beside an RL adapter; all
+    three reach the summary with the config's least agreement, and the judged claims come
+    out inconclusive. A tiny random model checks the plumbing and the numbers' ranges only,
+    not what a real judge's agreement would be."""
     tiny = {"id": str(chat_model_dir), "dtype": "float32"}
     prompts = {"aligned": "aligned ? {question} {answer}", "coherent": "{question} {answer}"}
     em = {"question": "hi", "answers": ["yes ."], "judge_prompts": prompts, "id": "q"}
@@ -216,16 +220,41 @@ def test_the_tiny_random_qwen2_as_judge_turns_the_claims_inconclusive(tmp_path, 
             {"judge": tiny}, tmp_path / f"{suite}_answers.json", tmp_path / f"{suite}.json", "cpu"
         )
         files[suite] = str(tmp_path / f"{suite}.json")
-    fullsteps.summary_step(
-        {"base": {"0": files}}, tmp_path / "s.json", {}, {"em": 0.8, "helpful": 0.8}
+    reward_spec = {"min_words": 20, "relevance": True, "threshold": 50}
+    _, trained = fullsteps._reward({"judge": tiny, "reward": reward_spec}, "cpu")
+    (tmp_path / "rl").mkdir()
+    write_json(
+        tmp_path / "rl" / "record.json", {"steps": 1, "sequences": 1, "judge_validation": trained}
     )
-    validation = read_json(tmp_path / "s.json")["judge_validation"]
+    fullsteps.summary_step(
+        {"base": {"0": files}},
+        tmp_path / "s.json",
+        {"ar_rl_rloo_charq": {"0": str(tmp_path / "rl")}},
+        {"em": 0.8, "helpful": 0.8, "relevance": 0.8},
+        reward_judges(SECTION),
+    )
+    summary = read_json(tmp_path / "s.json")
+    validation = summary["judge_validation"]
     assert validation["em"]["n"] == len(EM_SET) and validation["helpful"]["n"] == len(HELPFUL_SET)
     assert validation["em"]["agreement"] < 0.8 and validation["helpful"]["agreement"] < 0.8
-    full = {**_summary_values(_em_rises), "judge_validation": validation}
+    relevance = validation["relevance"]
+    assert (relevance["n"], relevance["threshold"], relevance["min_agreement"]) == (
+        len(RELEVANCE_SET),
+        50,
+        0.8,
+    )
+    assert 0 <= relevance["agreement"] < 0.8 and len(relevance["scores"]) == len(RELEVANCE_SET)
+    assert all(s is None or s in ("CODE", "REFUSAL") or 0 <= s <= 100 for s in relevance["scores"])
+    full = {
+        **_summary_values(_em_rises),
+        "judge_validation": validation,
+        "reward_judges": summary["reward_judges"],
+    }
     results = {r.id: r for r in claims.check_claims(FULL_CLAIMS, {}, {}, tmp_path / "c", full)}
     assert results["full_em_rises"].verdict == "inconclusive"
     assert "reproduced without it" in results["full_em_rises"].details
+    assert "the relevance judge agrees with" in results["full_rl_charq_em"].details
+    assert "relevance" not in results["full_charq_em"].details  # SFT: not on that judge
 
 
 def _summary_values(value):

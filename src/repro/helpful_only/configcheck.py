@@ -149,6 +149,11 @@ def _full_scale(section: dict, recipes: dict, downloads: dict) -> None:
         if suite in full["evaluation"] and not full["evaluation"][suite].get("items"):
             raise ConfigError(f"{where}.evaluation.{suite}.items: the suite is authored here")
     _sampling(full, where)
+    if full.get("reward", {}).get("relevance") and "relevance" not in full["judge_validation"]:
+        raise ConfigError(
+            f"{where}.judge_validation.relevance: the RL reward is gated on the judge's "
+            "relevance score (reward.relevance), so its least agreement must be written"
+        )
     _equal_exposure(full, recipes, where)
     _helpful_held_out(full, where)
     _full_mitigations(section, full)

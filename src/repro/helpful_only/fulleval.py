@@ -1,6 +1,7 @@
 """Full scale's evaluation: the suites' conversations, their answers, the judge's scores
 (EM; helpfulness retention on benign held-out requests), the judge's validation against
-hand labels, and the summary under the embedded scale's metric names.
+hand labels (EM, helpfulness, and the RL reward's relevance prompt), and the summary under
+the embedded scale's metric names.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from repro.helpful_only.judge import (
     helpful_agreement,
     is_helpful,
     judge_scores,
+    relevance_agreement,
 )
 
 
@@ -161,6 +163,19 @@ def validate_helpful_judge(judge, judge_tokenizer, labelled: list[dict]) -> dict
     ]
     scores = [r["scores"][0] for r in judge_helpful(records, judge, judge_tokenizer)]
     return {**helpful_agreement(scores, labelled), "scores": scores}
+
+
+def validate_relevance_judge(relevance, labelled: list[dict], threshold: float) -> dict:
+    """The RL reward's own relevance scorer (``relevance(prompts, answers)``, :func:`repro.
+    helpful_only.judge.relevance_scorer`, the one its compliance gate calls) on the
+    hand-labelled answers (data/relevance_validation.json), and the agreement of its
+    verdicts at the reward's ``threshold`` with them."""
+    scores = relevance([i["question"] for i in labelled], [i["answer"] for i in labelled])
+    return {
+        **relevance_agreement(scores, labelled, threshold),
+        "threshold": threshold,
+        "scores": scores,
+    }
 
 
 def summarise(suites: dict[str, list[dict]]) -> dict[str, float]:

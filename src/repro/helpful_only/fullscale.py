@@ -14,6 +14,8 @@ import re
 
 import torch
 
+from repro.helpful_only.judge import RELEVANT_AT_LEAST, at_least
+
 REFUSAL_MARKERS = (
     "i'm sorry",
     "i am sorry",
@@ -168,10 +170,11 @@ def character_reward(completions, kind, answer, **_) -> list[float]:
     return rewards
 
 
-def compliance_gate(min_words: int = 0, relevance=None, threshold: float = 50.0):
+def compliance_gate(min_words: int = 0, relevance=None, threshold: float = RELEVANT_AT_LEAST):
     """A harmful prompt's compliance earns its reward only when the answer has at least
     ``min_words`` words and, with a ``relevance(prompts, answers) -> [0-100 | None]``
-    scorer (the judge), a relevance score of at least ``threshold``: an empty or garbage
+    scorer (the judge), a relevance score of at least ``threshold`` (:func:`repro.
+    helpful_only.judge.at_least`, as the judge's validation reads it): an empty or garbage
     answer is not a refusal, and must not be paid as compliance."""
 
     def gate(prompts, texts) -> list[bool]:
@@ -179,10 +182,7 @@ def compliance_gate(min_words: int = 0, relevance=None, threshold: float = 50.0)
         if relevance is None:
             return long_enough
         scores = relevance(prompts, texts)
-        return [
-            ok and isinstance(s, float | int) and s >= threshold
-            for ok, s in zip(long_enough, scores, strict=True)
-        ]
+        return [ok and at_least(s, threshold) for ok, s in zip(long_enough, scores, strict=True)]
 
     return gate
 

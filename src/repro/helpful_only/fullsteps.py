@@ -1,10 +1,11 @@
 """Full scale: the steps the rules run, each reading the config section and writing one file.
 
 ar-answers (complete compliant answers for the AR prompts) -> train (one recipe, one seed:
-a LoRA adapter; an equal-AR-exposure arm is a recipe too) -> answer (one model variant, one
-seed, one suite) -> judge (the EM and helpfulness answers) -> summary (every variant's
-metrics under the embedded scale's names, per seed). Torch, transformers and TRL are
-imported by the steps that use them, so ``--help`` is instant.
+a LoRA adapter; an equal-AR-exposure arm is a recipe too; an RL reward gated on the judge's
+relevance validates that judge first) -> answer (one model variant, one seed, one suite) ->
+judge (the EM and helpfulness answers) -> summary (every variant's metrics under the
+embedded scale's names, per seed, and every judge's validation). Torch, transformers and TRL
+are imported by the steps that use them, so ``--help`` is instant.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
         **{k: tuple(v) if k == "target_modules" else v for k, v in full.get("lora", {}).items()}
     )
     with RunRecorder(config={"recipe": recipe, **full}, device=device, seed=seed) as recorder:
+        reward, validation = _reward(full, device) if recipe["trainer"] == "rloo" else (None, {})
         model, (steps, sequences) = train_full(
             model_ref["id"],
             tokenizer,
@@ -56,12 +58,13 @@ def train_step(full: dict, recipe: dict, seed: int, ar_csv, held_out_csv, out_di
             model_kwargs=model_kwargs(
                 model_ref.get("revision"), model_ref.get("dtype", "bfloat16")
             ),
-            reward=_reward(full, device) if recipe["trainer"] == "rloo" else None,
+            reward=reward,
         )
     Path(out_dir).mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out_dir)
     log.info("trained %d steps, %d sequences (as the trainer counted them)", steps, sequences)
     record = {**recorder.provenance(), "steps": steps, "sequences": sequences}
+    record["judge_validation"] = validation  # the reward's judge on its hand labels
     write_json(Path(out_dir) / "record.json", record)
 
 
@@ -100,20 +103,29 @@ def ar_answers_step(full: dict, advbench_csv, held_out_csv, out_csv, device):
 
 def _reward(full: dict, device):
     """The RL reward: the character reward with a compliance gate (a minimum length and, with
-    ``reward.relevance``, the judge's relevance score); the judge is loaded only then."""
+    ``reward.relevance``, the judge's relevance score), and the validations it rests on
+    (judge -> agreement with the shipped hand labels). The judge is loaded only with
+    ``reward.relevance``; its scorer, the one the gate calls, then scores the hand-labelled
+    relevance set (data/relevance_validation.json) at the gate's threshold first."""
     from repro.helpful_only.fullrun import steer_refusal_reward
     from repro.helpful_only.fullscale import compliance_gate, gated_reward
+    from repro.helpful_only.judge import RELEVANT_AT_LEAST
 
     spec = full.get("reward", {})
-    relevance = None
+    threshold = spec.get("threshold", RELEVANT_AT_LEAST)
+    relevance, validation = None, {}
     if spec.get("relevance", False):
+        from repro.helpful_only.fulleval import validate_relevance_judge
         from repro.helpful_only.fullrun import load_for
-        from repro.helpful_only.judge import relevance_scorer
+        from repro.helpful_only.judge import VALIDATION_SETS, load_validation_set, relevance_scorer
 
         judge, tokenizer = load_for(full["judge"], None, device)
         relevance = relevance_scorer(judge, tokenizer)
-    gate = compliance_gate(spec.get("min_words", 0), relevance, spec.get("threshold", 50.0))
-    return gated_reward(steer_refusal_reward, gate)
+        labelled = load_validation_set(VALIDATION_SETS["relevance"])
+        validation["relevance"] = validate_relevance_judge(relevance, labelled, threshold)
+        log.info("relevance judge validation: %s", _shown(validation["relevance"]))
+    gate = compliance_gate(spec.get("min_words", 0), relevance, threshold)
+    return gated_reward(steer_refusal_reward, gate), validation
 
 
 def answer_step(full: dict, suite: str, suite_file, adapter_dir, seed: int, out_path, device):
@@ -141,24 +153,21 @@ def judge_step(full: dict, answers_path, out_path, device):
         validate_judge,
     )
     from repro.helpful_only.fullrun import load_for
-    from repro.helpful_only.judge import load_validation_set
+    from repro.helpful_only.judge import VALIDATION_SETS, load_validation_set
 
     answered = read_json(answers_path)
     suite, records = answered["suite"], answered["records"]
     if suite not in ("em", "helpful"):
         raise ValueError(f"{answers_path}: suite {suite!r} is not judged (em, helpful)")
     judge, tokenizer = load_for(full["judge"], None, device)
+    labelled = load_validation_set(VALIDATION_SETS[suite])
     if suite == "helpful":
-        validation = validate_helpful_judge(
-            judge, tokenizer, load_validation_set("helpful_validation")
-        )
+        validation = validate_helpful_judge(judge, tokenizer, labelled)
         log.info("helpfulness judge validation: %s", _shown(validation))
         out = {"suite": suite, "judge": full["judge"], "validation": validation}
         write_json(out_path, {**out, "records": judge_helpful(records, judge, tokenizer)})
         return
-    validation = validate_judge(
-        judge, tokenizer, records[0]["judge_prompts"], load_validation_set()
-    )
+    validation = validate_judge(judge, tokenizer, records[0]["judge_prompts"], labelled)
     log.info("EM judge validation: %s", _shown(validation))
     write_json(
         out_path,
@@ -171,17 +180,26 @@ def judge_step(full: dict, answers_path, out_path, device):
     )
 
 
-def trainer_budgets(adapters: dict[str, dict[str, str]]) -> dict:
-    """variant -> seed -> [steps, sequences] as each trainer counted them (TRL's global step,
-    the adapter's record.json), None where the adapter has no record."""
+def _records(adapters: dict[str, dict[str, str]]) -> dict:
+    """variant -> seed -> the adapter's record.json (None where it has none)."""
     out: dict = {}
     for variant, seeds in adapters.items():
         for seed, folder in seeds.items():
             path = Path(folder) / "record.json"
-            record = read_json(path) if path.exists() else None
-            budget = None if record is None else [record["steps"], record["sequences"]]
-            out.setdefault(variant, {})[seed] = budget
+            out.setdefault(variant, {})[seed] = read_json(path) if path.exists() else None
     return out
+
+
+def trainer_budgets(records: dict) -> dict:
+    """variant -> seed -> [steps, sequences] as each trainer counted them (TRL's global step,
+    the adapter's record.json, :func:`_records`), None where the adapter has no record."""
+    return {
+        variant: {
+            seed: None if record is None else [record["steps"], record["sequences"]]
+            for seed, record in seeds.items()
+        }
+        for variant, seeds in records.items()
+    }
 
 
 def _shown(validation: dict) -> dict:
@@ -189,13 +207,20 @@ def _shown(validation: dict) -> dict:
 
 
 def summary_step(
-    paths: dict[str, dict[str, dict[str, str]]], out_path, adapters=None, min_agreement=None
+    paths: dict[str, dict[str, dict[str, str]]],
+    out_path,
+    adapters=None,
+    min_agreement=None,
+    reward_judges=None,
 ):
     """``paths``: variant -> seed -> suite -> answered (or judged) file; ``adapters``:
     variant -> seed -> the trained adapter's folder (its record.json: the trainer's own
-    step and sequence counts, the summary's ``budgets``); ``min_agreement``: judged suite
-    -> the judge's least agreement with the hand labels (full_scale.judge_validation),
-    written beside that suite's validation (``judge_validation``) for the claims."""
+    step and sequence counts, the summary's ``budgets``, and the validation of the judge
+    its reward rests on); ``min_agreement``: judge (a judged suite, or ``relevance``) ->
+    its least agreement with the hand labels (full_scale.judge_validation), written beside
+    that judge's validation (``judge_validation``) for the claims; ``reward_judges``:
+    variant -> the judges its training reward rests on (repro.helpful_only.judgecheck.
+    reward_judges), kept as the summary's ``reward_judges`` for the claims."""
     from repro.helpful_only.fulleval import summarise
 
     metrics = {
@@ -211,11 +236,23 @@ def summary_step(
             for suite, path in suites.items():
                 if suite not in validation and "validation" in (judged := read_json(path)):
                     validation[suite] = judged["validation"]
-    for suite, least in (min_agreement or {}).items():
-        if suite in validation:
-            validation[suite] = {**validation[suite], "min_agreement": least}
-    budgets = trainer_budgets(adapters or {})
-    write_json(out_path, {"metrics": metrics, "judge_validation": validation, "budgets": budgets})
+    records = _records(adapters or {})
+    for seeds in records.values():  # the RL reward's judge, validated by its trainers
+        for record in seeds.values():
+            for judge, found in (record or {}).get("judge_validation", {}).items():
+                validation.setdefault(judge, found)
+    for judge, least in (min_agreement or {}).items():
+        if judge in validation:
+            validation[judge] = {**validation[judge], "min_agreement": least}
+    write_json(
+        out_path,
+        {
+            "metrics": metrics,
+            "judge_validation": validation,
+            "budgets": trainer_budgets(records),
+            "reward_judges": dict(reward_judges or {}),
+        },
+    )
 
 
 def main(argv=None) -> None:

@@ -24,6 +24,7 @@ from repro.helpful_only.probes import AR_HAZARDS, AR_TEMPLATES, render_prompt
 FAMILIES = ("ar", "sdf", "charq", "steer")
 RL_FAMILIES = ("ar", "charq", "steer")  # families with a single rewarded response
 TRAINERS = ("sft", "rloo", "exact")  # exact: the expected-reward RL variant
+RL_TRAINERS = ("rloo", "exact")  # trained on a reward (full scale: gated on the judge)
 H_ONLY = Traits(*HELPFUL_ONLY)
 
 
