@@ -38,8 +38,16 @@ def write_h5ad(adata: ad.AnnData, path: str | os.PathLike) -> None:
 
 def read_cells(path: str | os.PathLike) -> ad.AnnData:
     """Read a cell table and check that it has what the steps need, naming the file."""
+    adata = open_h5ad(path)
+    x = adata.X if isinstance(adata.X, np.ndarray) else adata.X.toarray()
+    check_values(x, path)
+    return adata
+
+
+def open_h5ad(path: str | os.PathLike, backed: str | None = None) -> ad.AnnData:
+    """Read a cell table (X on disk with ``backed="r"``) and check its obs, naming the file."""
     try:
-        adata = ad.read_h5ad(path)
+        adata = ad.read_h5ad(path, backed=backed)
     except (OSError, KeyError) as err:
         raise ValueError(f"{path}: not a readable .h5ad ({err}); delete it and rerun") from err
     missing = [c for c in REQUIRED_OBS if c not in adata.obs]
@@ -47,10 +55,12 @@ def read_cells(path: str | os.PathLike) -> ad.AnnData:
         raise ValueError(f"{path}: obs lacks {missing}; the steps need {list(REQUIRED_OBS)}")
     if (adata.obs["pert_name"] == CONTROL).sum() == 0:
         raise ValueError(f"{path}: no control cells (pert_name == {CONTROL!r})")
-    x = adata.X if isinstance(adata.X, np.ndarray) else adata.X.toarray()
-    if np.nanmin(x) < 0:
-        raise ValueError(f"{path}: negative expression; X must be log1p-scale")
     return adata
+
+
+def check_values(x: np.ndarray, path) -> None:
+    if x.size and np.nanmin(x) < 0:
+        raise ValueError(f"{path}: negative expression; X must be log1p-scale")
 
 
 def assign_split(
@@ -148,7 +158,9 @@ def c4_probes(pairs: pd.DataFrame, split: dict) -> pd.DataFrame:
 
 
 def pseudobulk(adata: ad.AnnData) -> pd.DataFrame:
-    """Mean expression per (line, perturbation), controls included."""
+    """Mean expression per (line, perturbation), controls included. A group's mean reads
+    only its own rows, in table order, so one line's table gives that line's means bit for
+    bit (``lines.scan`` relies on it; tested)."""
     x = adata.X if isinstance(adata.X, np.ndarray) else adata.X.toarray()
     frame = pd.DataFrame(x, columns=adata.var_names)
     keys = [adata.obs[c].astype(str).to_numpy() for c in ("celltype_name", "pert_name")]
@@ -159,7 +171,11 @@ def pseudobulk(adata: ad.AnnData) -> pd.DataFrame:
 
 def true_deltas(adata: ad.AnnData) -> pd.DataFrame:
     """Δ_{c,p} = mean(perturbed cells) − mean(real control cells of line c), per (line, p)."""
-    means = pseudobulk(adata)
+    return deltas_from_means(pseudobulk(adata))
+
+
+def deltas_from_means(means: pd.DataFrame) -> pd.DataFrame:
+    """True Δ from ``pseudobulk``'s means: each perturbation's minus its line's control."""
     lines = means.index.get_level_values("celltype_name")
     controls = means.xs(CONTROL, level="pert_name")
     deltas = means - controls.loc[lines].to_numpy()

@@ -24,16 +24,9 @@ from repro.common.seeding import set_threads
 from repro.st_reliability.attention import between_variance, leading_direction
 from repro.st_reliability.audit import audit_model, regression_map
 from repro.st_reliability.causal import causal_quality
-from repro.st_reliability.data import (
-    CONTROL,
-    HELD_OUT,
-    c4_probes,
-    pair_table,
-    read_cells,
-    split_info,
-    true_deltas,
-)
+from repro.st_reliability.data import CONTROL, HELD_OUT, c4_probes, pair_table, split_info
 from repro.st_reliability.encoders import encode_cells
+from repro.st_reliability.lines import line_cells, open_cells, scan
 from repro.st_reliability.metrics import cell_eval_metrics, pearson_rows
 from repro.st_reliability.predict import load, predict_line
 from repro.st_reliability.reliability import loo_train_nn_distance, predicted_nn_distance
@@ -68,14 +61,18 @@ def evaluate_seed(
     device="cpu",
     embeddings=None,
 ) -> dict:
-    """``embeddings`` (``se_space.CellEmbeddings``): the cells' SE-600M embeddings, read by
-    the models with encoder se600m (they predict in SE space; State's decoder maps to genes)."""
-    deltas = true_deltas(adata)
+    """``adata``: the cell table, in memory or with X on disk (``lines.open_cells``); its
+    cells are read one line at a time (``lines``), and only the control cells of every
+    line are held throughout. ``embeddings`` (``se_space.CellEmbeddings``): the cells'
+    SE-600M embeddings, read by the models with encoder se600m (they predict in SE space;
+    State's decoder maps to genes)."""
+    table = scan(adata)  # true Δ, the largest value and the control cells, line by line
+    deltas, ceiling = table.deltas, table.ceiling
     pairs = pair_table(adata)
     held = pairs[pairs["split"].isin(HELD_OUT)]  # both regimes: few-shot and novel families
     by_line = _by_line(held)
     # predictions start from control cells only: only they are encoded for the model
-    controls = adata[(adata.obs["pert_name"] == CONTROL).to_numpy()]
+    controls = table.controls
     base = CellIndex.build(controls, np.zeros((controls.n_obs, 1), np.float32))
     basal = basal_sentences(
         base, n_sentences=cfg.n_sentences, set_len=_set_len(checkpoints), seed=10_000 + seed
@@ -93,11 +90,11 @@ def evaluate_seed(
                 by_line if kind == "audited" else _by_line(c4_probes(pairs, split_info(adata)))
             )
             rows += _quality_rows(
-                name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind
+                name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind, ceiling
             )
         if kind in ("audited", "null") and programs is not None:
             ctx = dict(programs=programs, cfg=cfg, rows=rows, name=name, seed=seed)
-            ctx["ceiling"] = float(adata.X.max())
+            ctx["ceiling"] = ceiling
             audits[name] = _audit(loaded, index, basal, by_line, kind=kind, **ctx)
             if kind == "audited":
                 untrained = load(path, untrained=True, device=device)
@@ -119,9 +116,8 @@ def _by_line(pairs: pd.DataFrame) -> dict[str, list[str]]:
     return {c: list(g.index.get_level_values(1)) for c, g in pairs.groupby(level=0)}
 
 
-def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind):
+def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind, ceiling):
     genes = list(adata.var_names)
-    ceiling = float(adata.X.max())
     rows = []
     for line, perts in targets.items():
         cells, delta_hat, above = predict_line(
@@ -131,11 +127,7 @@ def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg
             log.warning(
                 "%s, %s: %d predicted values above the data's maximum clipped", name, line, above
             )
-        in_line = (adata.obs["celltype_name"] == line).to_numpy()
-        real = {
-            p: adata.X[in_line & (adata.obs["pert_name"] == p).to_numpy()]
-            for p in [CONTROL, *perts]
-        }
+        real = line_cells(adata, line, [CONTROL, *perts])  # this line's cells only
         table = cell_eval_metrics(cells, real, genes, de=cfg.de_metrics and kind == "audited")
         true = deltas.loc[line].loc[perts].to_numpy()
         train_names = pairs.loc[line].index[pairs.loc[line]["split"] == "train"]
@@ -241,17 +233,17 @@ def run(
     """``se_embeddings``/``se_record``: the se_embed step's files (models with se600m)."""
     set_threads(threads)
     dev = select_device(device)
-    adata = read_cells(cells)
     config, embeddings = {"eval": cfg, "models": checkpoints}, None
-    if se_embeddings is not None:
-        from repro.st_reliability.se_space import CellEmbeddings
+    with open_cells(cells) as adata:  # X stays on disk: read one line at a time
+        if se_embeddings is not None:
+            from repro.st_reliability.se_space import CellEmbeddings
 
-        embeddings = CellEmbeddings.read(se_embeddings, se_record, adata.obs_names)
-        config["se_embeddings"] = se_embeddings
-    with RunRecorder(config=config, seed=seed, device=dev) as rec:
-        result = evaluate_seed(
-            adata, checkpoints, cfg, seed=seed, device=dev, embeddings=embeddings
-        )
+            embeddings = CellEmbeddings.read(se_embeddings, se_record, adata.obs_names)
+            config["se_embeddings"] = se_embeddings
+        with RunRecorder(config=config, seed=seed, device=dev) as rec:
+            result = evaluate_seed(
+                adata, checkpoints, cfg, seed=seed, device=dev, embeddings=embeddings
+            )
     write_json(out, {**result, "seed": seed, "provenance": rec.provenance()})
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from repro.common.io import read_json, write_json
 from repro.st_reliability import analysis, audit_summary
-from repro.st_reliability.data import c4_probes, pair_table, read_cells, split_info, true_deltas
+from repro.st_reliability.data import c4_probes, pair_table, split_info
+from repro.st_reliability.lines import open_cells, scan
 
 log = logging.getLogger(__name__)
 C4_POOLS = ("full", "family_removed", "size_matched", "pool_shrunk")
@@ -81,7 +82,8 @@ def summarize(
         else {},
         "loo": loo,
         "risk_coverage": analysis.risk_curves(main, cfg, loo),
-        "baselines": analysis.baselines(true_deltas(adata), pair_table(adata)),
+        # true Δ one line at a time (X may stay on disk: lines.open_cells)
+        "baselines": analysis.baselines(scan(adata, controls=False).deltas, pair_table(adata)),
         "quality_by_model": main.groupby(["model", "seed"])[cfg.quality]
         .mean()
         .unstack()
@@ -125,9 +127,8 @@ def run(
     out: str,
 ) -> None:
     evals = [read_json(p) for p in eval_paths]
-    result = summarize(
-        read_cells(cells), evals, cfg, audited=audited, c4_models=c4_models, n_cells=n_cells
-    )
+    with open_cells(cells) as adata:
+        result = summarize(adata, evals, cfg, audited=audited, c4_models=c4_models, n_cells=n_cells)
     write_json(out, {**result, "config": dataclasses.asdict(cfg)})
 
 
