@@ -11,10 +11,10 @@ from typing import Any
 from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.helpful_only.evalsets import FULL_METRICS
 from repro.helpful_only.probes import METRICS
+from repro.helpful_only.recipes import RL_TRAINERS
 
 PAPER = "helpful_only"
 KEY = f"papers.{PAPER}"
-RL_TRAINERS = ("rloo", "exact")
 
 
 def _recipes(section: dict) -> dict:
