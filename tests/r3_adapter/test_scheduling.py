@@ -55,3 +55,5 @@ def test_pretraining_runs_on_its_configured_threads_whatever_the_caller_set(tmp_
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+    # the embedded default's numbers (docs/r3_adapter.md) come from a one-thread backbone
+    assert pretrain.PretrainConfig(**EMBEDDED["pretraining"]).threads == 1
