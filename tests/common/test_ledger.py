@@ -27,6 +27,7 @@ from repro.common.claims import (
     NOT_TESTED,
     PASSED,
     REPRODUCED,
+    UNINFORMATIVE,
     as_check,
     check,
     not_tested,
@@ -98,10 +99,13 @@ def test_markdown_counts_each_paper_then_lists_every_claim():
             ("ST reliability", [dataclasses.asdict(c) for c in claims_b]),
         ]
     )
-    header = f"| paper | {REPRODUCED} | {CONTRADICTED} | {INCONCLUSIVE} | {NOT_TESTED} | "
+    header = (
+        f"| paper | {REPRODUCED} | {CONTRADICTED} | {INCONCLUSIVE} | {UNINFORMATIVE} | "
+        f"{NOT_TESTED} | "
+    )
     assert lines[4] == header + f"{NOT_REPRODUCED} | checks passed |"
-    assert lines[6] == "| [QSurv](#qsurv) | 1 | 0 | 0 | 1 | 1 | 1 of 1 |"
-    assert lines[7] == "| [ST reliability](#st-reliability) | 1 | 0 | 0 | 0 | 0 | 0 of 0 |"
+    assert lines[6] == "| [QSurv](#qsurv) | 1 | 0 | 0 | 0 | 1 | 1 | 1 of 1 |"
+    assert lines[7] == "| [ST reliability](#st-reliability) | 1 | 0 | 0 | 0 | 0 | 0 | 0 of 0 |"
     assert VOCABULARY[0] in text and VOCABULARY[1] in text
     assert "## QSurv" in text and "## ST reliability" in text
     for claim in ("GL beats trapezoid", "no \\| pipes break", "ten times faster", "lower IBS"):
@@ -121,7 +125,7 @@ def test_markdown_counts_each_paper_then_lists_every_claim():
 def test_markdown_has_a_not_reproduced_column_only_when_one_occurs():
     header = claims_markdown(PAPERS).splitlines()[4]
     assert NOT_REPRODUCED not in header and header.endswith("| checks passed |")
-    assert "| [δ-Mem](#δ-mem) | 1 | 1 | 1 | 1 | 1 of 2 |" in claims_markdown(PAPERS)
+    assert "| [δ-Mem](#δ-mem) | 1 | 1 | 1 | 0 | 1 | 1 of 2 |" in claims_markdown(PAPERS)
 
 
 def _snakemake_render(text: str) -> str:
@@ -149,8 +153,8 @@ def test_front_page_renders_cleanly_and_is_short(jinja):
     assert body.count("<table") == 1  # the counts; the claims are on the papers' pages
     assert "claim a" not in plain and "beats" not in plain
     assert body.count("<tr>") == 3  # header + one row per paper
-    assert f"δ{NB_HYPHEN}Mem 1 1 1 1 1 of 2" in plain  # a name breaks at spaces only
-    assert f"Helpful{NB_HYPHEN}only fine{NB_HYPHEN}tuning 2 0 0 0 0 of 0" in plain
+    assert f"δ{NB_HYPHEN}Mem 1 1 1 0 1 1 of 2" in plain  # a name breaks at spaces only
+    assert f"Helpful{NB_HYPHEN}only fine{NB_HYPHEN}tuning 2 0 0 0 0 0 of 0" in plain
     assert all(" ".join(sentence.split()) in plain for sentence in VOCABULARY)
     assert "{%" not in plain  # the Jinja guards are comments
     assert f"<style>{FRONT_STYLE}</style>" in body  # top-left, not centred under the sidebar
@@ -198,9 +202,9 @@ def test_paper_page_has_both_tables_escaped_and_readable_widths():
     parser = _Cells()
     parser.feed(page)
     claims, checks = parser.tables
-    assert len(claims) == 6 * 5 and len(checks) == 5 * 3  # header + rows, per column
-    assert claims[6] == "A *beats* B_1 | `x` <script>{{ y }}</script>"
-    assert claims[6 + 2] == "0.02 [0.01, 0.03]" and claims[6 + 4] == REPRODUCED
+    assert len(claims) == 7 * 5 and len(checks) == 5 * 3  # header + rows, per column
+    assert claims[7] == "A *beats* B_1 | `x` <script>{{ y }}</script>"
+    assert claims[7 + 2] == "0.02 [0.01, 0.03]" and claims[7 + 4] == REPRODUCED
     assert [checks[5 + 3], checks[10 + 3]] == [PASSED, FAILED]
     assert "td.details div { min-width: 16em; max-width: 36em; }" in page
     assert f'<span class="verdict {CONTRADICTED}">' in page

@@ -7,6 +7,8 @@ was written. Its verdict is one of
   criterion;
 - ``contradicted``: the number (the whole interval) lies where the claim is false;
 - ``inconclusive``: the interval straddles the criterion's boundary (too wide to tell);
+- ``uninformative``: one of the claim's controls failed in this run, so its own verdict
+  (kept beside) could not have come out the other way (:mod:`repro.common.controls`);
 - ``not reproduced``: the claim could not be judged because a value it needs is missing
   (a NaN, a failed seed, a run that never trained), with the reason;
 - ``not tested at this scale``, with the reason.
@@ -26,15 +28,19 @@ import operator
 from collections.abc import Mapping
 from typing import Any
 
+from repro.common import controls as ctl
 from repro.common.stats import PairedDifference, paired_difference
+from repro.common.verdicts import (  # noqa: F401 (the verdicts are imported from here too)
+    CONTRADICTED,
+    FAILED,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    NOT_TESTED,
+    PASSED,
+    REPRODUCED,
+    UNINFORMATIVE,
+)
 
-REPRODUCED = "reproduced"
-CONTRADICTED = "contradicted"
-INCONCLUSIVE = "inconclusive"
-NOT_REPRODUCED = "not reproduced"  # a value the claim needs is missing: no verdict possible
-NOT_TESTED = "not tested at this scale"
-PASSED = "passed"
-FAILED = "failed"
 CLAIM, CHECK = "claim", "check"
 
 log = logging.getLogger(__name__)
@@ -57,6 +63,13 @@ class Claim:
     details: str = ""
     interval: tuple[float, float] | None = None  # the measured number's confidence interval
     type: str = CLAIM
+    # filled by run_claims from the config and the controls (repro.common.controls)
+    controls: tuple[dict, ...] = ()
+    own_verdict: str = ""  # the claim's verdict before a failing control made it uninformative
+    fragile: bool = False  # decided, but an interval end lies near the boundary
+    registered: str = ""  # the date the criterion was written
+    revised: tuple[dict, ...] = ()  # {date, what, why}: changes after results were seen
+    at_registered_seeds: dict | None = None  # the verdict at the seeds first registered
 
 
 def _missing(value) -> bool:
@@ -265,7 +278,7 @@ def paired_claim(
             details=_join(details, reason),
         )
     diff = _oriented(a, b, criterion)
-    return Claim(
+    claim = Claim(
         claim_id,
         spec["claim"],
         text,
@@ -274,6 +287,33 @@ def paired_claim(
         spec.get("paper_value"),
         _join(details, f"per-seed differences {_fmt(diff.differences)}; {diff.text()}"),
         (diff.low, diff.high),
+    )
+    registered = spec.get("registered_seeds")
+    if registered and set(registered) != set(a):
+        claim = _at_registered_seeds(claim, spec, a, b, registered, min_effect)
+    return claim
+
+
+def _at_registered_seeds(claim: Claim, spec, a, b, seeds, min_effect) -> Claim:
+    """Where seeds were added after an inconclusive result, the verdict on the seeds first
+    registered, beside the claim's (adding seeds until an interval decides leans towards
+    a verdict)."""
+    kept = [s for s in a if s in set(seeds)]
+    found = {"seeds": kept, "verdict": NOT_REPRODUCED, "measured": None, "interval": None}
+    if len(kept) >= 2:
+        diff = _oriented({s: a[s] for s in kept}, {s: b[s] for s in kept}, spec["criterion"])
+        found |= {
+            "verdict": paired_verdict(diff, spec["criterion"], min_effect),
+            "measured": diff.mean,
+            "interval": [diff.low, diff.high],
+        }
+    shown = ctl.number_text(found["measured"], found["interval"])
+    return dataclasses.replace(
+        claim,
+        at_registered_seeds=found,
+        details=_join(
+            claim.details, f"at the {len(kept)} seeds registered first: {found['verdict']}, {shown}"
+        ),
     )
 
 
@@ -362,6 +402,22 @@ def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
 
     label, worst = min(parts, key=favour)
     verdict = combined_verdict([c.verdict for _, c in parts])
+    registered = [c.at_registered_seeds for _, c in parts]
+    if all(registered):  # every part was also judged at the seeds registered first
+        _, first = min(
+            zip(parts, registered, strict=True),
+            key=lambda pr: (
+                _FAVOUR.get(pr[1]["verdict"], 0),
+                (pr[1]["interval"] or [-math.inf])[0],
+            ),
+        )
+        worst = dataclasses.replace(
+            worst,
+            at_registered_seeds={
+                **first,
+                "verdict": combined_verdict([r["verdict"] for r in registered]),
+            },
+        )
     listed = "; ".join(
         f"{name}: {c.verdict}, {c.measured:+.4g} [{c.interval[0]:+.4g}, {c.interval[1]:+.4g}]"
         if c.interval
@@ -464,6 +520,23 @@ def as_check(claim: Claim) -> Claim:
     return dataclasses.replace(claim, type=CHECK, verdict=verdict)
 
 
+def _judge(claim_id, spec, kinds, inputs) -> Claim:
+    """A claim judged by its handler, then gated on its controls (each judged by the same
+    handler, :mod:`repro.common.controls`), marked fragile where its interval ends near the
+    criterion's boundary, with its registration date and revisions from the config."""
+    claim = _run_one(claim_id, spec, kinds, inputs)
+    if claim.verdict != NOT_TESTED and spec.get("controls"):
+        found = ctl.run_controls(spec, lambda s: _run_one(claim_id, s, kinds, inputs))
+        claim = ctl.gate(claim, found)
+    edges = ctl.boundaries(spec.get("criterion"))
+    return dataclasses.replace(
+        claim,
+        fragile=ctl.fragile(claim.verdict, claim.interval, edges),
+        registered=str(spec.get("registered", "")),
+        revised=tuple(spec.get("revised", ())),
+    )
+
+
 def _run_one(claim_id, spec, kinds, inputs) -> Claim:
     if spec["kind"] == "not_tested":
         return not_tested(
@@ -495,7 +568,7 @@ def run_claims(
     """Every configured claim, then every check, with its kind's handler
     ``handler(id, spec, inputs)`` (``not_tested`` built in); ``inputs`` is whatever the
     paper's handlers read. Checks come back with type "check" and verdict passed / failed."""
-    results = [_run_one(cid, spec, kinds, inputs) for cid, spec in specs.items()]
+    results = [_judge(cid, spec, kinds, inputs) for cid, spec in specs.items()]
     results += [
         as_check(_run_one(cid, spec, kinds, inputs)) for cid, spec in (checks or {}).items()
     ]

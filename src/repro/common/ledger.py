@@ -26,10 +26,12 @@ from repro.common.claims import (
     NOT_TESTED,
     PASSED,
     REPRODUCED,
+    UNINFORMATIVE,
 )
+from repro.common.controls import number_text
 
 # "not reproduced" (a value the claim needs is missing) is counted only where it occurs
-CLAIM_VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_TESTED)
+CLAIM_VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, UNINFORMATIVE, NOT_TESTED)
 OPTIONAL_VERDICTS = (NOT_REPRODUCED,)
 CHECK_VERDICTS = (PASSED, FAILED, NOT_TESTED)
 # (title, entries) per paper, in the order the ledger shows them
@@ -40,6 +42,12 @@ VOCABULARY = (
     "satisfies the criterion written in the config before the run; contradicted: it lies "
     "entirely where the claim is false; inconclusive: neither, the interval is too wide to "
     "tell.",
+    "Uninformative: a control of the claim failed in this run, judged by the claim's own "
+    "code and criterion: the positive control (the effect planted, or the oracle) was not "
+    "reproduced, so this setup cannot show the effect, or the negative control (the effect "
+    "absent) was, so the statistic cannot tell the effect from its absence; the claim's own "
+    "verdict is shown beside. Fragile: a decided verdict whose interval ends within a quarter "
+    "of its half-width of the criterion's boundary, which another seed set may move.",
     "Not tested at this scale: this config cannot test the claim (the reason is in its "
     "details); not reproduced: a value the claim needs is missing (a failed run, a NaN seed).",
 )
@@ -109,8 +117,54 @@ def counts_table(papers: Papers) -> tuple[list[str], list[tuple[str, list[str]]]
     return ["paper", *verdicts, "checks passed"], rows
 
 
-CLAIM_COLUMNS = ("claim", "paper", "measured [95% interval]", "criterion", "verdict", "details")
+CLAIM_COLUMNS = (
+    "claim",
+    "paper",
+    "measured [95% interval]",
+    "criterion",
+    "verdict",
+    "controls",
+    "details",
+)
 CHECK_COLUMNS = ("check", "measured", "criterion", "verdict", "details")
+
+
+def verdict_text(entry: Mapping[str, Any]) -> str:
+    """The verdict, marked fragile where it is, and with the claim's own verdict beside an
+    uninformative one."""
+    text = entry["verdict"]
+    if entry.get("fragile"):
+        text += " · fragile"
+    if entry.get("own_verdict"):
+        text += f" (own: {entry['own_verdict']})"
+    return text
+
+
+def controls_text(entry: Mapping[str, Any]) -> str:
+    """``positive ✓ (the oracle): reproduced, +0.52 [+0.41, +0.63]; negative ✓ ...``, or
+    ``none: reason``; "–" for an entry without controls (a check, a claim not tested)."""
+    found = entry.get("controls") or []
+    if found and all("none" in c for c in found) and len({c["none"] for c in found}) == 1:
+        return f"none: {found[0]['none']}"
+    parts = []
+    for c in found:
+        if "none" in c:
+            parts.append(f"{c['side']}: none ({c['none']})")
+            continue
+        mark = "✓" if c["passed"] else "✗"
+        number = number_text(c.get("measured"), c.get("interval"))
+        parts.append(f"{c['side']} {mark} ({c['about']}): {c['verdict']}, {number}")
+    return "; ".join(parts) or "–"
+
+
+def criterion_text(entry: Mapping[str, Any]) -> str:
+    """The criterion, the date it was registered and every revision after results were seen."""
+    text = entry.get("criterion") or "–"
+    if entry.get("registered"):
+        text += f" · registered {entry['registered']}"
+    for r in entry.get("revised") or []:
+        text += f" · revised {r['date']}: {r['what']} ({r['why']})"
+    return text
 
 
 def rows(entries, with_paper: bool):
@@ -119,7 +173,10 @@ def rows(entries, with_paper: bool):
         cells = [e["claim"]]
         if with_paper:
             cells.append(_number(e.get("paper_value")))
-        cells += [_measured(e), e.get("criterion") or "–", e["verdict"], e.get("details") or ""]
+        cells += [_measured(e), criterion_text(e), verdict_text(e)]
+        if with_paper:
+            cells.append(controls_text(e))
+        cells.append(e.get("details") or "")
         yield cells
 
 
@@ -166,8 +223,9 @@ def claims_markdown(papers: Papers) -> str:
     for title, entries in papers:
         lines += [f"## {title}", "", paper_summary(entries), ""]
         for heading, header, cells in tables(entries):
+            verdict = header.index("verdict")
             for row in cells:
-                row[-2] = f"**{row[-2]}**"  # the verdict
+                row[verdict] = f"**{row[verdict]}**"
             lines += [f"### {heading}", "", *_md_table(header, cells), ""]
     return "\n".join(lines)
 

@@ -21,6 +21,7 @@ _WIDTHS = {
     "paper": ("4em", "16em"),
     "criterion": ("6em", "16em"),
     "details": ("16em", "36em"),
+    "controls": ("10em", "22em"),
 }
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1e293b;
@@ -33,13 +34,13 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid #cbd5e1; padding: .3rem .5rem; text-align: left;
          vertical-align: top; }
 th { background: #f1f5f9; position: sticky; top: 0; }
-td.claim div, td.check div, td.paper div, td.criterion div, td.details div {
+td.claim div, td.check div, td.paper div, td.criterion div, td.details div, td.controls div {
     overflow-wrap: anywhere; }
 .verdict { font-weight: 600; }
 summary { cursor: pointer; }
 .reproduced, .passed { color: #15803d; }
 .contradicted, .failed, .not-reproduced { color: #b91c1c; }
-.inconclusive { color: #b45309; }
+.inconclusive, .uninformative { color: #b45309; }
 .not-tested-at-this-scale { color: #64748b; }
 """ + "".join(
     f"td.{c} div {{ min-width: {low}; max-width: {high}; }}\n" for c, (low, high) in _WIDTHS.items()
@@ -76,8 +77,9 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
         cells = []
         for name, text in zip(classes, row, strict=True):
             content = _details(str(text)) if name == "details" else html.escape(str(text))
-            if name == "verdict":
-                content = f'<span class="verdict {_slug(str(text))}">{content}</span>'
+            if name == "verdict":  # coloured by the verdict itself, not its marks
+                word = str(text).split(" · ")[0].split(" (")[0]
+                content = f'<span class="verdict {_slug(word)}">{content}</span>'
             cells.append(f'<td class="{name}"><div>{content}</div></td>')
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines.append("</tbody></table>")
