@@ -111,8 +111,8 @@ def test_markdown_counts_each_paper_then_lists_every_claim():
     for claim in ("GL beats trapezoid", "no \\| pipes break", "ten times faster", "lower IBS"):
         assert claim in text
     assert (
-        f"Claims: 2 {REPRODUCED}, 0 {CONTRADICTED}, 0 {INCONCLUSIVE}, 1 {NOT_TESTED}, "
-        f"1 {NOT_REPRODUCED} (4 claims of 2 papers)"
+        f"Claims: 2 {REPRODUCED}, 0 {CONTRADICTED}, 0 {INCONCLUSIVE}, 0 {UNINFORMATIVE}, "
+        f"1 {NOT_TESTED}, 1 {NOT_REPRODUCED} (4 claims of 2 papers)"
     ) in text  # the NaN claim (a missing value) is the one not reproduced
     qsurv = text.split("## QSurv")[1].split("## ST reliability")[0]
     claims_table, checks_table = qsurv.split("### Claims")[1].split("### Checks")
