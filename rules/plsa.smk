@@ -183,6 +183,7 @@ rule plsa_claims:
     params:
         claims=lookup(dpath="papers/plsa/claims", within=config),
         checks=lookup(dpath="papers/plsa/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/plsa/end_to_end/sanity", within=config),
         datasets=plsa_datasets(),
     script:
         "../scripts/plsa_claims.py"

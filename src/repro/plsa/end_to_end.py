@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 SUMMARY_KEYS = (
     "target_accuracy",
+    "constant_accuracy",  # the majority share of the target test nodes (repro.plsa.sanity)
     "source_val_accuracy",
     "pi_l1_error",
     *ECE_KEYS,

@@ -106,6 +106,11 @@ def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float((logits.argmax(1) == y).float().mean()) if len(y) else float("nan")
 
 
+def _majority_share(y: torch.Tensor) -> float:
+    """The accuracy of the best constant predictor: the majority class's share of ``y``."""
+    return float(torch.bincount(y).max() / len(y)) if len(y) else float("nan")
+
+
 def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | None = None) -> dict:
     """Train on ``source``, evaluate on ``target``; return accuracies, estimates and timing.
 
@@ -244,6 +249,7 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         "estimates": estimates,
         "curves": curves,
         "n_target_test": int(scored["target_test"].numel()),
+        "constant_accuracy": _majority_share(y_t[scored["target_test"]]),
         "device": str(device),
         "train_seconds": time.perf_counter() - started,
         "config": dataclasses.asdict(cfg),
