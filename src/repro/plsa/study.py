@@ -183,7 +183,7 @@ def _slopes(rows: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one estimator study of the config (rules plsa_estimator_study, plsa_shift_study)."""
+    """Run one estimator study of the config (rule plsa_estimator_study runs both)."""
     p = step_parser(main.__doc__, paper="plsa")
     p.add_argument("study", choices=("estimator_study", "shift_study"))
     p.add_argument("output", help="the metrics .json to write")
