@@ -157,7 +157,7 @@ def test_every_configured_check_can_fail(tmp_path):
     rate["rows"][3] = _row(100, 1, 0.2, 0.1, 0.3, monotone=False, status="max_iter", kkt=1e-3)
     for document in metrics.values():
         document["methods"]["oracle"]["per_seed"][1]["pi_l1_error"] = 1e-6
-        document["methods"]["erm"]["per_seed"][2]["constant_accuracy"] = 0.58
+        document["methods"]["erm"]["per_seed"][2]["constant_accuracy"] = 0.59
     results = run(tmp_path, rate, metrics, shift=rate)
     for cid in CONFIG["checks"]:
         assert results[cid].verdict == FAILED, (cid, results[cid].details)
@@ -173,9 +173,9 @@ def test_a_broken_run_makes_its_claims_not_reproduced(tmp_path):
     reads it is uninformative (a control that cannot be computed shows nothing); the others
     are judged as before."""
     rate, metrics = documents(0.05)
-    metrics["csbm_gss"]["methods"]["erm"]["per_seed"][2] = _run_row(0.52, constant=0.5)
+    metrics["csbm_gss"]["methods"]["erm"]["per_seed"][2] = _run_row(0.51, constant=0.5)
     results = run(tmp_path, rate, metrics, shift=rate)
-    reason = "csbm_gss erm seed 2: target accuracy 0.5200 is not above the constant"
+    reason = "csbm_gss erm seed 2: target accuracy 0.5100 is not above the constant"
     for cid, spec in CONFIG["claims"].items():
         claim, on_gss = results[cid], spec.get("dataset") == "csbm_gss"
         if on_gss and "erm" in spec["baselines"]:
