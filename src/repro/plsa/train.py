@@ -40,12 +40,11 @@ from repro.plsa import estimators
 from repro.plsa.csbm import Graph, pair_distribution
 from repro.plsa.gnn import WeightedSAGE
 from repro.plsa.reweight import METHODS, Context, edge_pair_weights, estimate
+from repro.plsa.runs_summary import ECE_KEYS
 
 log = logging.getLogger(__name__)
 
 SELECTIONS = ("source", "target")
-# calibration of the predictor the estimator read, at the last re-estimation (reweight.py)
-ECE_KEYS = ("node_ece_before", "node_ece_after", "pair_ece_before", "pair_ece_after")
 _FIELDS = (("x", torch.float32), ("edge_index", torch.long), ("y", torch.long))
 
 
