@@ -323,3 +323,24 @@ def test_a_nan_is_not_reproduced_with_the_reason(tmp_path):
         claim = results[cid]
         assert claim.verdict == NOT_REPRODUCED, cid
         assert "plsa error: no value at (n, seed) [(100, 0)]" in claim.details, claim.details
+
+
+def test_the_least_favourable_setting_is_the_claims_number(tmp_path):
+    """Two settings, both inconclusive: the claim's number is the larger distance (the
+    criterion reads "largest |slope + 1/2|"), not the one with the wider interval."""
+    rows = []
+    rng = np.random.default_rng(1)
+    for sigma, slope, spread in ((0.55, -0.32, 0.15), (0.8, -0.5, 0.8)):
+        for s in range(6):
+            for n in (100, 400, 1600):
+                error = 0.1 * (n / 100) ** slope * rng.lognormal(0, spread)
+                rows.append(_row(n, s, error, error, 0.3, sigma=sigma))
+    spec = CONFIG["claims"]["consistent_rate"]
+    claim = run(tmp_path, {"rows": rows}, {}, specs={"c": spec}, checks={})["c"]
+    assert "reproduced" not in claim.details and claim.verdict == INCONCLUSIVE  # every part
+    slopes = {}
+    for sigma in (0.55, 0.8):
+        sub = [r for r in rows if r["sigma"] == sigma]
+        x, y = np.log([r["edges"] for r in sub]), np.log([r["error"]["plsa"] for r in sub])
+        slopes[sigma] = np.polyfit(x, y, 1)[0]
+    assert claim.measured == pytest.approx(max(abs(v + 0.5) for v in slopes.values()))

@@ -97,8 +97,8 @@ def _criterion_text(spec, interval: str) -> str:
 
 def _combined(cid, spec, parts: list[_Part | str], interval: str, prefix: str) -> Claim:
     """Every setting must hold; the least favourable setting's number is the claim's (by
-    verdict, then by the interval end nearer to failing). A part that is a string is the
-    reason a value is missing: "not reproduced"."""
+    verdict, then by the number itself: the smallest share or ratio, the largest distance).
+    A part that is a string is the reason a value is missing: "not reproduced"."""
     text = _criterion_text(spec, interval)
     missing = [p for p in parts if isinstance(p, str)]
     if missing:
@@ -113,9 +113,9 @@ def _combined(cid, spec, parts: list[_Part | str], interval: str, prefix: str) -
         )
     lower_fails = spec["criterion"]["op"] in (">=", ">")
 
-    def favour(part: _Part):
-        end = part.interval[0] if lower_fails else -part.interval[1]
-        return (_FAVOUR.get(part.verdict, 0), end)
+    def favour(part: _Part):  # the worst verdict, then the worst number, then interval end
+        sign, end = (1, part.interval[0]) if lower_fails else (-1, part.interval[1])
+        return (_FAVOUR.get(part.verdict, 0), sign * part.measured, sign * end)
 
     worst = min(parts, key=favour)
     details = prefix + "; ".join(p.text for p in parts)
