@@ -28,6 +28,7 @@ from repro.common.claims import (
     REPRODUCED,
 )
 from repro.common.io import read_json, write_json
+from repro.qsurv.catalog import REFERENCE_ARMS
 from repro.qsurv.claims import check_claims
 from tests.conftest import ROOT
 
@@ -52,13 +53,14 @@ SANE, TRIVIAL = {"cindex_ipcw": 0.7, "ibll": 0.3}, {"cindex_ipcw": 0.5, "ibll": 
 
 
 def metrics(dataset: str, values: dict[str, list[float]], metric: str) -> dict:
-    """A metrics document: each method's ``metric`` per seed, the other numbers of a sane
-    run, and the Kaplan-Meier reference arm (given in ``values`` or the trivial numbers)."""
+    """A metrics document: each method's ``metric`` per seed beside the other numbers of a
+    sane run; the reference arms (Kaplan-Meier always: given in ``values`` or trivial)."""
     seeds = list(range(len(next(iter(values.values())))))
     values = {"kaplan_meier": [TRIVIAL.get(metric, 0.5)] * len(seeds), **values}
+    references = [m for m in values if m in REFERENCE_ARMS]
 
     def rows(method, vs):
-        base = TRIVIAL if method == "kaplan_meier" else SANE
+        base = SANE if method not in references else TRIVIAL
         return [{**base, metric: v} for v in vs]
 
     return {
@@ -67,7 +69,7 @@ def metrics(dataset: str, values: dict[str, list[float]], metric: str) -> dict:
         "methods": {
             m: {"per_seed": rows(m, vs), "mean": {}, "std": {}} for m, vs in values.items()
         },
-        "reference_arms": ["kaplan_meier"],
+        "reference_arms": references,
     }
 
 

@@ -82,7 +82,9 @@ def _comparison(cid: str, spec: dict, inputs: dict) -> Claim:
     if document is not None:
         failures = sanity.seed_failures(document, inputs["sanity"])
         compared = [spec["method"], *spec["baselines"]]
-        failed = sanity.describe(spec["dataset"], {m: failures[m] for m in compared if m in failures})
+        failed = sanity.describe(
+            spec["dataset"], {m: failures[m] for m in compared if m in failures}
+        )
         if failed:
             return Claim(
                 cid,
