@@ -32,12 +32,13 @@ def _arm(spec, side) -> str | None:
 
 
 def comparison_run(spec, positive=GOOD, negative=BAD) -> dict:
-    """The claim's data set: baselines at C-index-like 0.7 with seed noise; the method as
-    good as them; the control arms ``positive`` / ``negative`` margins better."""
+    """The claim's data set: baselines at a sane level with seed noise; the method as good
+    as them; the control arms ``positive`` / ``negative`` margins better."""
     criterion = spec["criterion"]
     sign = 1.0 if criterion["higher_is_better"] else -1.0
     rng = np.random.default_rng(1)
-    base = 0.7 + 0.01 * rng.normal(size=5)
+    level = 0.7 if criterion["higher_is_better"] else 0.1  # a sane run's (SANE)
+    base = level + 0.01 * rng.normal(size=5)
     values = {b: list(base + 1e-4 * rng.normal(size=5)) for b in spec["baselines"]}
     values[spec["method"]] = list(base)
     for side, advantage in (("positive", positive), ("negative", negative)):

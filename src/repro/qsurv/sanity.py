@@ -5,9 +5,10 @@ A (method, seed) run of a data set passes when
 
 * its concordance (``cindex_ipcw``, the claims' C-index) is finite and above chance by
   ``cindex_margin``: 0.5 + margin (a model that ranks no better than a coin is broken);
-* its loss (``loss``, e.g. pycox's integrated binomial log-likelihood ``ibll``) is finite
-  and at most the trivial model's on the same seed plus ``loss_margin``: the training
-  Kaplan-Meier curve, which ignores the covariates (:mod:`repro.qsurv.reference`).
+* its loss (``loss``: the claims' IPCW integrated Brier score ``ibs_ipcw`` in the config)
+  is finite and at most the trivial model's on the same seed plus ``loss_margin`` (the
+  claims' IBS margin): the training Kaplan-Meier curve, which ignores the covariates
+  (:mod:`repro.qsurv.reference`).
 
 The thresholds are ``papers.qsurv.sanity`` in the config. The reference arms themselves are
 not checked (the Kaplan-Meier curve ranks every pair as a tie, C = 0.5, by construction).
