@@ -79,6 +79,7 @@ def test_a_broken_baseline_fails_the_claim_and_the_check(tmp_path):
     claim, check = results["competitive_ctd_flchain"], results["every_run_sane"]
     assert claim.verdict == NOT_REPRODUCED
     assert "flchain coxph seed 1002: C-index 0.376 ≤ 0.52" in claim.details
+    assert claim.measured is None and "the comparison with them: inconclusive, +" in claim.details
     assert check.verdict == FAILED and check.measured == 1
     assert "1 of 18 (data set, method, seed) runs fail" in check.details
     # the same run with CoxPH's seed sane: the claim is judged, the check passes
