@@ -184,17 +184,18 @@ CLAIMS = [
 ]
 
 
-def comparison_inputs(spec, advantage: float) -> dict:
-    """Per-seed values where the claim's method is better than every baseline by
-    ``advantage`` (in units of the claim's delta; negative = worse), with small noise."""
+def comparison_inputs(spec, advantage: float, others: dict[str, float] | None = None) -> dict:
+    """Per-seed values where the claim's method (and each arm of ``others``) is better than
+    every baseline by ``advantage`` (in units of the claim's delta; negative = worse), with
+    small noise, at a sane run's level."""
     criterion = spec["criterion"]
     sign = 1.0 if criterion["higher_is_better"] else -1.0
     rng = np.random.default_rng(0)
     level = 0.7 if criterion["higher_is_better"] else 0.1  # a sane run's (SANE)
     base = level + 0.01 * rng.normal(size=5)
     values = {b: list(base + 1e-4 * rng.normal(size=5)) for b in spec["baselines"]}
-    margin = criterion["delta"]
-    values[spec["method"]] = list(base + sign * advantage * margin)
+    for arm, ahead in {spec["method"]: advantage, **(others or {})}.items():
+        values[arm] = list(base + sign * ahead * criterion["delta"])
     return {spec["dataset"]: metrics(spec["dataset"], values, spec["metric"])}
 
 

@@ -12,11 +12,10 @@ claim: GL steeper than the trapezoid rule on both families, midpoint shallower).
 A claim whose positive control is ``none`` records the reason instead.
 """
 
-import numpy as np
 import pytest
 
 from repro.common.claims import CONTRADICTED, REPRODUCED, UNINFORMATIVE
-from tests.qsurv.test_claims import CONFIGS, metrics, run
+from tests.qsurv.test_claims import CONFIGS, comparison_inputs, run
 
 SPECS = {
     cid: spec
@@ -32,20 +31,11 @@ def _arm(spec, side) -> str | None:
 
 
 def comparison_run(spec, positive=GOOD, negative=BAD) -> dict:
-    """The claim's data set: baselines at a sane level with seed noise; the method as good
-    as them; the control arms ``positive`` / ``negative`` margins better."""
-    criterion = spec["criterion"]
-    sign = 1.0 if criterion["higher_is_better"] else -1.0
-    rng = np.random.default_rng(1)
-    level = 0.7 if criterion["higher_is_better"] else 0.1  # a sane run's (SANE)
-    base = level + 0.01 * rng.normal(size=5)
-    values = {b: list(base + 1e-4 * rng.normal(size=5)) for b in spec["baselines"]}
-    values[spec["method"]] = list(base)
-    for side, advantage in (("positive", positive), ("negative", negative)):
-        arm = _arm(spec, side)
-        if arm is not None:
-            values[arm] = list(base + sign * advantage * criterion["delta"])
-    return {spec["dataset"]: metrics(spec["dataset"], values, spec["metric"])}
+    """The claim's data set: the method as good as the baselines; the control arms
+    ``positive`` / ``negative`` margins better."""
+    sides = {"positive": positive, "negative": negative}
+    others = {_arm(spec, side): ahead for side, ahead in sides.items() if _arm(spec, side)}
+    return comparison_inputs(spec, GOOD, others)
 
 
 def quadrature_run(gompertz_gl=-3.0, midpoint=-0.4) -> dict:
