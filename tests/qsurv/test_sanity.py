@@ -35,10 +35,27 @@ KM = {"cindex_ipcw": 0.5, "ibs_ipcw": 0.129}
         ({"cindex_ipcw": 0.80, "ibs_ipcw": None}, "ibs_ipcw missing"),
     ],
 )
-def test_run_failure_by_hand(row, fails):
-    assert SANITY == {"cindex_margin": 0.02, "loss": "ibs_ipcw", "loss_margin": 0.01}
-    reason = run_failure(row, KM, SANITY)
+def test_run_failure_with_a_loss_margin_by_hand(row, fails):
+    reason = run_failure(row, KM, WITH_LOSS_MARGIN)
     assert reason.startswith(fails) if fails else reason == ""
+
+
+WITH_LOSS_MARGIN = {"cindex_margin": 0.02, "loss": "ibs_ipcw", "loss_margin": 0.01}
+
+
+@pytest.mark.parametrize(
+    ("row", "fails"),
+    [
+        ({"cindex_ipcw": 0.376, "ibs_ipcw": 0.171}, "C-index 0.376 ≤ 0.52 (chance + margin)"),
+        ({"cindex_ipcw": 0.651, "ibs_ipcw": 0.240}, ""),  # calibrates worse than KM: not broken
+        ({"cindex_ipcw": 0.651, "ibs_ipcw": math.inf}, "ibs_ipcw inf is not finite"),
+        ({"cindex_ipcw": 0.651, "ibs_ipcw": None}, "ibs_ipcw missing is not finite"),
+    ],
+)
+def test_run_failure_of_the_config_by_hand(row, fails):
+    """The run's thresholds: the C-index above chance + margin and a finite loss only."""
+    assert SANITY == {"cindex_margin": 0.02, "loss": "ibs_ipcw", "loss_margin": None}
+    assert run_failure(row, KM, SANITY) == fails
 
 
 def flchain(coxph_seed_1002: dict | None = None) -> dict:
