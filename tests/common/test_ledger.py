@@ -37,6 +37,7 @@ from repro.common.ledger import (
     NB_HYPHEN,
     VOCABULARY,
     claims_markdown,
+    criterion_text,
     claims_rst,
     summary_line,
 )
@@ -221,8 +222,21 @@ def test_long_details_fold_so_that_a_row_stays_shorter_than_the_window():
     assert page.count("<details>") == 1
     folded = re.search(r"<summary>(.*?)</summary>(.*?)</details>", page, re.S)
     shown, rest = (html.unescape(g) for g in folded.groups())
-    assert len(shown) <= FOLD_AFTER + len(" … (more)") and shown.endswith(" … (more)")
+    assert len(shown) <= FOLD_AFTER["details"] + len(" … (more)") and shown.endswith(" … (more)")
     assert shown.startswith("condition 0:") and shown[: -len(" … (more)")].endswith(";")
     assert shown[: -len(" … (more)")] + rest == long  # nothing lost, it opens on a click
     short = claims_page("P", [_entry("c", INCONCLUSIVE, details=parts[0])])
     assert "<details>" not in short and parts[0] in html.unescape(short)
+
+
+def test_a_long_criterion_folds_after_its_registration():
+    """Revisions recorded on a criterion open on a click: the narrow column stays short."""
+    revised = [{"date": "2026-12-01", "what": "criterion: " + "x " * 80, "why": "issue 11"}]
+    entry = _entry("c", INCONCLUSIVE, criterion="delta > 0", registered="2026-11-29")
+    page = claims_page("P", [{**entry, "revised": revised}])
+    shown, rest = (
+        html.unescape(g) for g in re.search(r"<summary>(.*?)</summary>(.*?)</details>", page).groups()
+    )
+    assert shown.startswith("delta > 0 · registered 2026-11-29 · revised 2026-12-01")
+    assert len(shown) <= FOLD_AFTER["criterion"] + len(" … (more)")
+    assert shown[: -len(" … (more)")] + rest == criterion_text({**entry, "revised": revised})
