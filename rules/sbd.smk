@@ -99,6 +99,23 @@ rule sbd_noise_study:
         "../scripts/sbd_study.py"
 
 
+# The noise study's oracles (the planted truth and its thinned copy) on the same graphs: the
+# recovery claims' controls.
+use rule sbd_noise_study as sbd_noise_oracles with:
+    output:
+        metrics="results/sbd/metrics/noise_study/oracles.json",
+    log:
+        "logs/sbd/noise_study/oracles.log",
+    benchmark:
+        "results/sbd/benchmarks/noise_study/oracles.tsv"
+    params:
+        study="noise_oracles",
+        cfg=lookup(dpath="papers/sbd/noise_study", within=config, default={}),
+        methods={},
+        greedy={},
+        only=None,
+
+
 use rule sbd_noise_study as sbd_sign_study with:
     output:
         metrics="results/sbd/metrics/sign_study/{method}.json",
@@ -235,6 +252,7 @@ rule sbd_claims:
     input:
         metrics=sbd_metrics(),
         noise=sbd_study_metrics("noise_study"),
+        oracles="results/sbd/metrics/noise_study/oracles.json",
         sign=sbd_study_metrics("sign_study"),
         figures=[
             "results/sbd/figures/compression_speedup.png",

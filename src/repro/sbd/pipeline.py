@@ -20,6 +20,7 @@ from repro.sbd import graphs
 from repro.sbd.baselines import svd_at_budget
 from repro.sbd.factors import Decomposition
 from repro.sbd.greedy import GreedyConfig, decompose
+from repro.sbd.oracles import PLANTED_TRUTH, oracle_metrics
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.recovery import recovery_metrics
 from repro.sbd.spmm_bench import compare
@@ -92,17 +93,8 @@ def run_decomposition(data, method: dict, greedy: dict, output_npz, output_json)
 
 
 def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) -> dict:
-    mismatch = int((dec.to_sparse() != A).nnz)
     out = {
-        "nnz": int(A.nnz),
-        "shape": list(A.shape),
-        "rank": dec.rank,
-        "factor_entries": dec.factor_entries,
-        "residual_nnz": int(dec.residual.nnz),
-        "cost": dec.cost,
-        "cf": dec.compression_factor,
-        "cf_bytes": dec.compression_factor_bytes(A),
-        "mismatched_cells": mismatch,
+        **dec.sizes(A),
         "decompose_seconds": info["seconds"],
         "trace": info["trace"],
         **svd_at_budget(A, dec.cost),
@@ -119,6 +111,7 @@ def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) 
             warmup=ev["warmup"],
             repeats=ev["repeats"],
             cpu_repeats=ev.get("cpu_repeats"),
+            seed=ev["operand_seed"],
         )
         for d in ev["dims"]
     ]
@@ -128,7 +121,8 @@ def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) 
 def evaluate(
     dataset, data, methods: dict, decompositions, infos, ev: dict, device, threads, output
 ):
-    """Per method: sizes, CF, exactness, recovery, SVD at equal budget, SpMM timings."""
+    """Per method: sizes, CF, exactness, recovery, SVD at equal budget, SpMM timings; on a
+    planted graph also the planted truth's own CF (``planted_truth``, the claims' control)."""
     set_threads(threads)
     device = select_device(device)
     A, truth = load_graph(data)
@@ -137,11 +131,13 @@ def evaluate(
             m: _method_metrics(A, truth, Decomposition.load(npz), read_json(js), ev, device)
             for m, npz, js in zip(methods, decompositions, infos, strict=True)
         }
+    oracle = {} if truth is None else {PLANTED_TRUTH: oracle_metrics(A, truth, truth)}
     write_json(
         output,
         {
             "dataset": dataset,
             "methods": per_method,
+            **oracle,
             "torch_threads": torch.get_num_threads(),
             "provenance": run.provenance(),
         },
