@@ -13,8 +13,11 @@ import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-if str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
+# first, even where it is already on the path: Snakemake appends its own search paths (this
+# src among them) after the installed package's, so a git worktree would run the install's code
+if str(SRC) in sys.path:
+    sys.path.remove(str(SRC))
+sys.path.insert(0, str(SRC))
 
 
 def setup_logging(snakemake) -> logging.Logger:

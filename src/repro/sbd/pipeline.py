@@ -40,11 +40,12 @@ def _save_graph(path, A: sp.csr_matrix, truth: dict | None) -> None:
         "indices": A.indices,
         "data": A.data,
     }
-    if truth is not None:
+    if truth is not None:  # (a graph planted without blocks has an empty truth)
+        empty = [np.zeros(0, dtype=np.int64)]
         arrays["truth_row_ptr"] = np.cumsum([0] + [len(u) for u in truth["rows"]])
-        arrays["truth_rows"] = np.concatenate(truth["rows"])
+        arrays["truth_rows"] = np.concatenate(empty + list(truth["rows"]))
         arrays["truth_col_ptr"] = np.cumsum([0] + [len(v) for v in truth["cols"]])
-        arrays["truth_cols"] = np.concatenate(truth["cols"])
+        arrays["truth_cols"] = np.concatenate(empty + list(truth["cols"]))
         arrays["truth_signs"] = truth["signs"]
     write_npz(path, **arrays)
 
