@@ -222,3 +222,14 @@ def test_a_failed_run_makes_its_claims_not_reproduced(tmp_path):
     for cid in ("cf", "speedup", "bound"):
         assert r[cid].verdict == "not reproduced" and "brief/sbd misses 5" in r[cid].details
     assert r["exact"].verdict == "failed" and r["exact"].measured == 3 + 2 + 5
+
+
+def test_the_drop_is_judged_on_an_interval_over_the_seeds(tmp_path):
+    """Drops of 0.9 and 0.1 on the two seeds: a mean of 0.5, but the t interval over two
+    seeds straddles 0.3: inconclusive."""
+    docs = _bad(lambda d: _set(d["noise"]["rows"], {"mean_best_jaccard": 0.85}, deletion=0.6,
+                               seed=1))  # fmt: skip
+    for d in (0.2, 0.5):  # keep the seed means falling
+        _set(docs["noise"]["rows"], {"mean_best_jaccard": 0.96}, deletion=d, seed=1)
+    r = _judge(tmp_path, docs)["degrades"]
+    assert r.verdict == "inconclusive" and r.interval[0] < 0.3 < r.interval[1], r

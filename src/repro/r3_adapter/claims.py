@@ -29,6 +29,7 @@ from repro.common.claims import (
     all_hold,
     check_spec,
     check_worst,
+    mean_claim,
     over_seeds,
     paired_claim,
     run_claims,
@@ -116,18 +117,19 @@ def domain_sequence(document: Mapping) -> list[str]:
     return names
 
 
-def _ratio(doc: Mapping, metric: str, shifted: str) -> tuple[float | None, str]:
-    """Mean over seeds of shifted / clean ``metric`` (NaN-aware)."""
+def _ratios(doc: Mapping, metric: str, shifted: str) -> dict:
+    """seed -> shifted / clean ``metric`` (None where a value is missing)."""
     clean, dark = per_seed(doc, f"clean/{metric}"), per_seed(doc, f"{shifted}/{metric}")
-    ratios = {s: None if dark[s] is None or not clean[s] else dark[s] / clean[s] for s in clean}
-    return over_seeds(ratios, np.mean)
+    return {s: None if dark[s] is None or not clean[s] else dark[s] / clean[s] for s in clean}
 
 
 def collapse(claim_id, spec, inputs) -> Claim:
     """C1 on the relation: for each of ``measures`` (default: the match accuracy), the mean
-    over seeds of shifted / clean meets the criterion — accuracies of the match head,
-    ``gt_mass``/``precision`` of the most precise clean cross-attention layer — and in that
-    layer GT-mass falls and pointmap EPE rises monotonically with severity."""
+    over seeds of shifted / clean, with a t interval over the seeds, meets the criterion —
+    accuracies of the match head, ``gt_mass``/``precision`` of the most precise clean
+    cross-attention layer — and in that layer GT-mass falls and pointmap EPE rises
+    monotonically with severity. The measured number and interval are the least favourable
+    measure's."""
     doc = inputs["metrics"][spec["method"]]
     shifted = domain_name(spec["severity"])
     layer = precise_layer(doc)
@@ -142,16 +144,13 @@ def collapse(claim_id, spec, inputs) -> Claim:
     parts = []
     for measure in spec.get("measures", ["accuracy"]):
         metric = measure if "accuracy" in measure else f"layer{layer}/{measure}"
-        ratio, reason = _ratio(doc, metric, shifted)
-        detail = f"{shifted}/clean {metric} {ratio if ratio is None else round(ratio, 4)}"
-        parts.append(
-            (metric, check_spec(claim_id, spec, ratio, "; ".join(filter(None, [detail, reason]))))
-        )
+        ratios = _ratios(doc, metric, shifted)
+        parts.append((metric, mean_claim(claim_id, spec, ratios, f"{shifted}/clean {metric}")))
     claim = all_hold(claim_id, parts)
-    ratios = [c.measured for _, c in parts if c.measured is not None]
-    if ratios and len(ratios) == len(parts):  # the measured number: the least favourable ratio
-        worst = max if spec["criterion"]["op"].startswith("<") else min
-        claim = dataclasses.replace(claim, measured=worst(ratios))
+    if all(c.measured is not None for _, c in parts):  # the least favourable measure
+        pick = max if spec["criterion"]["op"].startswith("<") else min
+        _, worst = pick(parts, key=lambda part: part[1].measured)
+        claim = dataclasses.replace(claim, measured=worst.measured, interval=worst.interval)
     details = "; ".join(f"{c.details} ({c.verdict})" for _, c in parts) + f"; {context}"
     if claim.verdict == REPRODUCED and not falls:
         return dataclasses.replace(

@@ -33,6 +33,7 @@ from repro.common.claims import (
     Claim,
     check_spec,
     check_worst,
+    mean_claim,
     not_tested,
     over_seeds,
     paired_claim,
@@ -101,15 +102,17 @@ def _recovery(cid, spec, inputs):
 
 
 def _degradation(cid, spec, inputs):
-    """Drop of the seed-mean Jaccard from the least to the most noisy cell of the grid; a
-    rise by more than ``tolerance`` between neighbouring cells contradicts it; a cell with a
-    missing seed or a failed run makes it not reproduced."""
+    """Drop of the Jaccard from the least to the most noisy cell of the grid, per seed: its
+    mean with a t interval over the seeds; a rise of the seed means by more than
+    ``tolerance`` between neighbouring cells contradicts it; a cell with a missing seed or a
+    failed run makes it not reproduced."""
     failed = _failed_rows(r for r in inputs.noise["rows"] if r["method"] == spec["method"])
     if failed:
         return check_spec(cid, spec, None, failed)
+    cells = noise_cells(inputs.noise, spec["method"])
     missing = [
         f"({d:g}, {b:g}): {reason}"
-        for (d, b), seeds in noise_cells(inputs.noise, spec["method"]).items()
+        for (d, b), seeds in cells.items()
         if (reason := over_seeds(seeds, min)[1])
     ]
     if missing:
@@ -127,7 +130,9 @@ def _degradation(cid, spec, inputs):
         + ", ".join(f"{b:g}: {v:.2f}" for b, v in zip(bgs, grid[0], strict=True))
         + f"; cells below 0.9: {', '.join(below) or 'none'}; rises > {tol:g}: {rises}"
     )
-    claim = check_spec(cid, spec, float(grid[0, 0] - grid[-1, -1]), details)
+    least, most = cells[dels[0], bgs[0]], cells[dels[-1], bgs[-1]]
+    drops = {s: v - most[s] if s in most else None for s, v in least.items()}
+    claim = mean_claim(cid, spec, drops, details + "; drop least → most noise")
     if rises:
         return dataclasses.replace(claim, verdict=CONTRADICTED, details=f"not monotone: {details}")
     return claim
