@@ -57,6 +57,11 @@ def check(config: dict[str, Any]) -> None:
         raise ConfigError(f"papers.sbd.datasets.{name}: the name is reserved")
     downloads = config.get("downloads", {})
     for name, spec in datasets.items():
+        for method in spec.get("methods", []):
+            if method not in methods:
+                raise ConfigError(
+                    f"papers.sbd.datasets.{name}.methods: {method!r} is not in papers.sbd.methods"
+                )
         if spec["kind"] == "download" and spec["download"] not in downloads:
             raise ConfigError(
                 f"papers.sbd.datasets.{name}.download: {spec['download']!r} "

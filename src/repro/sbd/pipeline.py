@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
             a.data, sbd["methods"][a.method], sbd.get("greedy", {}), a.factors, a.info
         )
     else:
-        methods = list(sbd["methods"])
+        methods = list(sbd["datasets"][a.dataset].get("methods", sbd["methods"]))
         folder = Path(a.decompositions)
         evaluate(a.dataset, a.data, methods, [folder / f"{m}.npz" for m in methods],
                  [folder / f"{m}.json" for m in methods], sbd["evaluation"], a.device,
