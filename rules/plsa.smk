@@ -7,9 +7,12 @@
 include: "plsa_helpers.smk"
 
 
+# Both estimator studies in one job: each is a second or two of work after several seconds
+# of Python start-up.
 rule plsa_estimator_study:
     output:
-        metrics="results/plsa/metrics/estimator_rate.json",
+        rate="results/plsa/metrics/estimator_rate.json",
+        shift="results/plsa/metrics/estimator_shift.json",
     log:
         "logs/plsa/estimator_study.log",
     benchmark:
@@ -17,20 +20,10 @@ rule plsa_estimator_study:
     conda:
         "../envs/plsa.yaml"
     params:
-        cfg=lookup(dpath="papers/plsa/estimator_study", within=config),
+        rate=lookup(dpath="papers/plsa/estimator_study", within=config),
+        shift=lookup(dpath="papers/plsa/shift_study", within=config),
     script:
         "../scripts/plsa_estimator_study.py"
-
-
-use rule plsa_estimator_study as plsa_shift_study with:
-    output:
-        metrics="results/plsa/metrics/estimator_shift.json",
-    log:
-        "logs/plsa/shift_study.log",
-    benchmark:
-        "results/plsa/benchmarks/shift_study.tsv"
-    params:
-        cfg=lookup(dpath="papers/plsa/shift_study", within=config),
 
 
 rule plsa_prepare:
@@ -183,6 +176,7 @@ rule plsa_claims:
     params:
         claims=lookup(dpath="papers/plsa/claims", within=config),
         checks=lookup(dpath="papers/plsa/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/plsa/end_to_end/sanity", within=config),
         datasets=plsa_datasets(),
     script:
         "../scripts/plsa_claims.py"

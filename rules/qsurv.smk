@@ -194,6 +194,7 @@ rule qsurv_claims:
     params:
         claims=lookup(dpath="papers/qsurv/claims", within=config),
         checks=lookup(dpath="papers/qsurv/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/qsurv/sanity", within=config),
         datasets=qsurv_datasets(),
     script:
         "../scripts/qsurv_claims.py"

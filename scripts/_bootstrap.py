@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-# first, even where it is already on the path: Snakemake appends its own search paths (this
-# src among them) after the installed package's, so a git worktree would run the install's code
-if str(SRC) in sys.path:
-    sys.path.remove(str(SRC))
-sys.path.insert(0, str(SRC))
+# first, even where it is already on the path: Snakemake's preamble appends the workflow's
+# search paths after the venv's, so a checkout other than the one the venv's editable install
+# points at would otherwise import that other checkout's package
+if sys.path[:1] != [str(SRC)]:
+    sys.path.insert(0, str(SRC))
 
 
 def setup_logging(snakemake) -> logging.Logger:

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from _bootstrap import setup_logging
 
-from repro.plsa.end_to_end import aggregate
+from repro.plsa.runs_summary import aggregate
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 setup_logging(sm)

@@ -8,7 +8,6 @@ import yaml
 
 from repro.common.configcheck import ConfigError
 from repro.plsa import configcheck
-from repro.plsa.end_to_end import SUMMARY_KEYS
 from repro.plsa.reweight import METHODS
 from repro.plsa.train import TrainConfig
 from tests.conftest import ROOT
@@ -21,9 +20,8 @@ def _config(name: str) -> dict:
     return yaml.safe_load((ROOT / "config" / name).read_text())
 
 
-def test_schema_and_code_agree_on_methods_metrics_and_training_keys():
+def test_schema_and_code_agree_on_methods_and_training_keys():
     assert END_TO_END["methods"]["items"]["enum"] == list(METHODS)
-    assert configcheck.METRICS == SUMMARY_KEYS
     training = set(END_TO_END["training"]["properties"])
     assert training == set(TrainConfig.__dataclass_fields__) - {"method", "seed", "device"} - {
         "val_fraction"
@@ -59,4 +57,70 @@ def test_a_data_set_trains_a_subset_and_its_claims_use_only_that():
     bad = copy.deepcopy(config)
     bad["papers"]["plsa"]["end_to_end"]["datasets"]["csbm_css"]["methods"].append("dann")
     with pytest.raises(ConfigError, match="datasets.csbm_css.methods: 'dann'"):
+        configcheck.check(bad)
+
+
+def test_study_estimators_agree_with_the_code_and_schema():
+    from repro.plsa.study import ESTIMATORS
+
+    assert configcheck.ESTIMATORS == ESTIMATORS
+    assert SCHEMA["$defs"]["study_estimator"]["enum"] == list(ESTIMATORS)
+
+
+def test_fewer_epochs_than_refresh_every_is_a_config_error():
+    """Issue 39 item 10: no method would ever re-estimate (the oracle_exact check used to
+    fail 'not computable' at run time instead)."""
+    config = _config("test.yaml")
+    training = config["papers"]["plsa"]["end_to_end"]["training"]
+    training.update(epochs=9, refresh_every=10)
+    with pytest.raises(ConfigError, match="training.epochs: 9 < refresh_every 10"):
+        configcheck.check(config)
+    training["epochs"] = 10  # one estimate, at the last epoch: allowed
+    configcheck.check(config)
+    del training["refresh_every"]  # the schema default 10 applies
+    training["epochs"] = 5
+    with pytest.raises(ConfigError, match="training.epochs: 5 < refresh_every 10"):
+        configcheck.check(config)
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "full.yaml", "test.yaml"])
+def test_every_claim_has_controls_registration_and_its_margin(name):
+    """Issue 34 §4: every claim has controls (unless not tested), registered, and every
+    paired criterion its margin (delta) in the config; the config check rejects each one
+    missing."""
+    config = _config(name)
+    for cid, spec in config["papers"]["plsa"]["claims"].items():
+        assert "registered" in spec, cid
+        if spec["kind"] != "not_tested":
+            assert set(spec["controls"]) == {"positive", "negative"}, cid
+        if "test" in spec.get("criterion", {}):
+            assert "delta" in spec["criterion"], cid
+    cid, spec = next(
+        (c, s) for c, s in config["papers"]["plsa"]["claims"].items() if s["kind"] == "comparison"
+    )
+    for key, message in (
+        ("controls", f"claims.{cid}.controls: missing"),
+        ("registered", f"claims.{cid}.registered: missing"),
+        ("delta", f"claims.{cid}.criterion.delta: missing"),
+    ):
+        bad = copy.deepcopy(config)
+        entry = bad["papers"]["plsa"]["claims"][cid]
+        (entry["criterion"] if key == "delta" else entry).pop(key)
+        with pytest.raises(ConfigError, match=message):
+            configcheck.check(bad)
+
+
+def test_a_control_naming_an_unknown_estimator_or_untrained_method_is_caught():
+    config = _config("config.yaml")
+    bad = copy.deepcopy(config)
+    claims = bad["papers"]["plsa"]["claims"]
+    claims["consistent_rate"]["controls"]["positive"]["set"]["estimators"] = ["oracle"]
+    with pytest.raises(ConfigError, match="consistent_rate.controls.positive.set.estimators"):
+        configcheck.check(bad)
+    bad = copy.deepcopy(config)
+    claims = bad["papers"]["plsa"]["claims"]
+    claims["plsa_improves_over_erm_css"]["controls"]["positive"]["set"]["method"] = "pa_features"
+    with pytest.raises(
+        ConfigError, match="plsa_improves_over_erm_css.controls.positive.set.method"
+    ):
         configcheck.check(bad)

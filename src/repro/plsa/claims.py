@@ -1,86 +1,38 @@
 """PLSA's claims and checks, judged against criteria written in the config before the run.
 
-Claim kinds (``papers.plsa.claims.<id>.kind``): ``small_edges_win`` (share of repetitions
-at the smallest |E| where PLSA's error is below moment matching's, worst over settings),
-``rate_slope`` (largest distance of the MM and PLSA log-log slopes from -1/2),
-``hard_label_floor`` (hard-label error over PLSA's at the largest |E|, smallest over
-settings), ``comparison`` (an end-to-end metric against every one of some baselines, paired
-over the shared seeds) and ``not_tested``.
+Claim kinds (``papers.plsa.claims.<id>.kind``): ``small_edges_win``, ``rate_slope`` and
+``hard_label_floor`` over the repetitions of the rate study, each with an interval over
+them (:mod:`repro.plsa.study_claims`); ``comparison``, an end-to-end metric against every one
+of some baselines, paired over the shared seeds, once every run it reads passed its sanity
+check (:mod:`repro.plsa.sanity`: otherwise "not reproduced", naming the runs); and
+``not_tested``. Every margin is the config's (``delta`` in each paired criterion).
 
 Check kinds (``papers.plsa.checks``: true by construction unless there is a bug):
 ``em_monotone`` (repetitions of the estimator studies whose EM log-likelihood ever fell),
-``qp_optimal`` (the largest KKT residual of the moment-matching
-QPs, infinite when one stopped short of optimal) and ``oracle_exact`` (the largest π̂ L1
-error of the oracle over data sets and seeds).
+``qp_optimal`` (the largest KKT residual of the moment-matching QPs, infinite when one
+stopped short of optimal), ``oracle_exact`` (the largest π̂ L1 error of the oracle over data
+sets and seeds) and ``runs_sane`` (end-to-end runs whose target accuracy is not above the
+best constant predictor's, the majority share of the target test nodes, by
+``end_to_end.sanity.above_constant``: a broken run, not a result).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from repro.common.claims import (
     Claim,
     check_spec,
-    check_worst,
     comparison_claim,
     not_tested,
+    paired_criterion_text,
     run_claims,
 )
 from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import read_json, write_json
-
-# The smallest target-accuracy gain that counts as one method beating another (a "beats"
-# claim's margin): one point of accuracy, about the seed-to-seed spread of ERM on the CSBMs.
-MIN_EFFECTS = {"target_accuracy": 0.01}
-
-
-def _at_size(rate: dict, choose):
-    """(label, rows) per (shift, σ) setting, keeping the rows at the size ``choose`` picks."""
-    for shift, sigma in sorted({(r["shift"], r["sigma"]) for r in rate["rows"]}):
-        rows = [r for r in rate["rows"] if (r["shift"], r["sigma"]) == (shift, sigma)]
-        n = choose(r["n"] for r in rows)
-        yield f"{shift}, σ={sigma:g}, n={n}", [r for r in rows if r["n"] == n]
-
-
-def _worst(cid, spec, values: dict, worst, fmt, prefix: str) -> Claim:
-    """The least favourable setting decides; all of them in the details."""
-    details = "; ".join(f"{k}: {fmt(v)}" for k, v in values.items())
-    return check_worst(cid, spec, values, worst, prefix + details)
-
-
-def _mean_error(rows, estimator) -> float:
-    return float(np.mean([r["error"][estimator] for r in rows]))
-
-
-def _small_edges_win(cid, spec, rate) -> Claim:
-    shares = {
-        label: float(np.mean([r["error"]["plsa"] < r["error"]["moment_matching"] for r in rows]))
-        for label, rows in _at_size(rate, min)
-    }
-    return _worst(cid, spec, shares, min, lambda v: f"{v:.0%}", "PLSA < MM in ")
-
-
-def _rate_slope(cid, spec, rate) -> Claim:
-    if not rate["slopes"]:
-        return not_tested(cid, spec["claim"], "the estimator study has a single graph size")
-    distances = {
-        f"{setting} {e}": abs(slopes[e] + 0.5)
-        for setting, slopes in rate["slopes"].items()
-        for e in ("moment_matching", "plsa")
-    }
-    return _worst(
-        cid, spec, distances, max, lambda v: f"{v:.2f}", "|slope + 1/2| per setting and estimator: "
-    )
-
-
-def _hard_label_floor(cid, spec, rate) -> Claim:
-    ratios = {
-        label: _mean_error(rows, "hard_label") / _mean_error(rows, "plsa")
-        for label, rows in _at_size(rate, max)
-    }
-    return _worst(cid, spec, ratios, min, lambda v: f"{v:.2f}", "hard / PLSA error: ")
+from repro.common.verdicts import NOT_REPRODUCED
+from repro.plsa import study_claims
+from repro.plsa.sanity import failed_runs
 
 
 def _study_rows(inputs) -> list[tuple[str, dict]]:
@@ -131,18 +83,58 @@ def _oracle_exact(cid, spec, inputs) -> Claim:
     return check_spec(cid, spec, errors[worst], f"oracle π̂ L1 per run: {errors}")
 
 
+def _comparison(cid, spec, inputs) -> Claim:
+    """The shared paired comparison, once every run it reads is sane."""
+    methods = [spec["method"], *spec["baselines"]]
+    failed = failed_runs(
+        inputs["metrics"], inputs["above_constant"], dataset=spec["dataset"], methods=methods
+    )
+    if failed:
+        return Claim(
+            cid,
+            spec["claim"],
+            paired_criterion_text(spec["criterion"]),
+            NOT_REPRODUCED,
+            paper_value=spec.get("paper_value"),
+            details="failed runs (sanity check): " + "; ".join(failed),
+        )
+    return comparison_claim(cid, spec, inputs["metrics"], {})
+
+
+def _runs_sane(cid, spec, inputs) -> Claim:
+    if not inputs["metrics"]:
+        return not_tested(cid, spec["claim"], "no end-to-end data set in this run")
+    failed = failed_runs(inputs["metrics"], inputs["above_constant"])
+    runs = sum(
+        len(m["per_seed"])
+        for document in inputs["metrics"].values()
+        for m in document["methods"].values()
+    )
+    margin = inputs["above_constant"]
+    details = f"{runs} runs, each above the constant predictor by ≥ {margin:g}; failed: "
+    details += "; ".join(failed) or "none"
+    return check_spec(cid, spec, len(failed), details)
+
+
 def check_claims(
     specs: dict,
     study_paths: dict[str, str],
     metrics_paths: dict[str, str],
     output: str,
     checks: dict | None = None,
+    *,
+    sanity: dict,
 ):
     """``study_paths``: {"rate": estimator_rate.json, "shift": estimator_shift.json}; the
-    claims read the rate study, the checks both."""
+    claims read the rate study, the checks both; ``sanity``: ``end_to_end.sanity``."""
     studies = {name: read_json(path) for name, path in study_paths.items()}
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
-    inputs = {"rate": studies["rate"], "studies": studies, "metrics": metrics}
+    inputs = {
+        "rate": studies["rate"],
+        "studies": studies,
+        "metrics": metrics,
+        "above_constant": float(sanity["above_constant"]),
+    }
     results = run_claims(specs, KINDS, inputs, checks)
     write_json(output, results)
     return results
@@ -150,15 +142,12 @@ def check_claims(
 
 # The claim and check kinds of papers.plsa, each handler(id, spec, inputs).
 KINDS = {
-    "small_edges_win": lambda cid, spec, inputs: _small_edges_win(cid, spec, inputs["rate"]),
-    "rate_slope": lambda cid, spec, inputs: _rate_slope(cid, spec, inputs["rate"]),
-    "hard_label_floor": lambda cid, spec, inputs: _hard_label_floor(cid, spec, inputs["rate"]),
-    "comparison": lambda cid, spec, inputs: comparison_claim(
-        cid, spec, inputs["metrics"], MIN_EFFECTS
-    ),
+    **study_claims.KINDS,
+    "comparison": _comparison,
     "em_monotone": _em_monotone,
     "qp_optimal": _qp_optimal,
     "oracle_exact": _oracle_exact,
+    "runs_sane": _runs_sane,
 }
 
 
@@ -174,7 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     section = paper_section(args.config, "plsa")
     metrics = dict(item.split("=", 1) for item in args.metrics)
     studies = {"rate": args.rate, "shift": args.shift}
-    check_claims(section.get("claims", {}), studies, metrics, args.output, section.get("checks"))
+    check_claims(
+        section.get("claims", {}),
+        studies,
+        metrics,
+        args.output,
+        section.get("checks"),
+        sanity=section["end_to_end"]["sanity"],
+    )
     return 0
 
 

@@ -3,8 +3,9 @@
 ``train_method`` writes one JSON per (data set, method) with every seed's result, and
 ``train_methods`` does so for several methods in one process (the workflow's job per data
 set: a method's training takes about as long as importing PyG, 4 s, on the embedded data);
-``aggregate`` summarises all methods of a data set into the metrics layout shared by the
-papers: {dataset, seeds, methods: {method: {per_seed, mean, std}}}.
+``aggregate`` (:mod:`repro.plsa.runs_summary`, which the evaluate job imports without torch)
+summarises all methods of a data set into the metrics layout shared by the papers:
+{dataset, seeds, methods: {method: {per_seed, mean, std}}}.
 """
 
 from __future__ import annotations
@@ -14,22 +15,14 @@ from pathlib import Path
 
 from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.device import select_device
-from repro.common.io import read_json, read_npz, write_json
+from repro.common.io import read_npz, write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import set_threads
-from repro.common.summary import mean_std
 from repro.plsa.prepare import load_pair
-from repro.plsa.train import ECE_KEYS, TrainConfig, run
+from repro.plsa.runs_summary import aggregate
+from repro.plsa.train import TrainConfig, run
 
 log = logging.getLogger(__name__)
-
-SUMMARY_KEYS = (
-    "target_accuracy",
-    "source_val_accuracy",
-    "pi_l1_error",
-    *ECE_KEYS,
-    "train_seconds",
-)
 
 
 def train_method(
@@ -78,34 +71,6 @@ def train_methods(
     for method in methods:
         output = str(Path(output_dir) / f"{method}.json")
         train_method(method, training, data_path, output, device=device, threads=threads)
-
-
-def _row(result: dict) -> dict[str, float]:
-    return {k: float(result[k]) for k in SUMMARY_KEYS if result.get(k) is not None}
-
-
-def aggregate(dataset: str, run_paths: dict[str, str], output: str) -> dict:
-    methods = {}
-    seeds = None
-    for method, path in run_paths.items():
-        document = read_json(path)
-        rows = [_row(r) for r in document["results"]]
-        mean, std = mean_std(rows)
-        methods[method] = {
-            "per_seed": rows,
-            "mean": mean,
-            "std": std,
-            "selection": document["results"][0].get("selection"),
-            "training_provenance": document["provenance"],
-        }
-        if seeds is not None and document["seeds"] != seeds:
-            raise ValueError(
-                f"{path}: seeds {document['seeds']} differ from the other methods' {seeds}"
-            )
-        seeds = document["seeds"]
-    result = {"dataset": dataset, "seeds": seeds, "methods": methods}
-    write_json(output, result)
-    return result
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,8 @@ LABELS = {
     "moment_matching": "moment matching λ=0 (Pair-Align)",
     "moment_matching_ridge": "moment matching, λ_w = {ridge:g} on probability moments",
     "plsa": "PLSA (pairwise EM)",
+    "population": "CSBM's expected π (planted: sampling noise only)",
+    "source": "π^S, no adaptation (planted floor)",
     "target_accuracy": "target accuracy ↑",
     "source_val_accuracy": "source val. accuracy ↑",
     "pi_l1_error": "π̂ᵀ L1 error ↓",

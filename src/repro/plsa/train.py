@@ -40,12 +40,11 @@ from repro.plsa import estimators
 from repro.plsa.csbm import Graph, pair_distribution
 from repro.plsa.gnn import WeightedSAGE
 from repro.plsa.reweight import METHODS, Context, edge_pair_weights, estimate
+from repro.plsa.runs_summary import ECE_KEYS
 
 log = logging.getLogger(__name__)
 
 SELECTIONS = ("source", "target")
-# calibration of the predictor the estimator read, at the last re-estimation (reweight.py)
-ECE_KEYS = ("node_ece_before", "node_ece_after", "pair_ece_before", "pair_ece_after")
 _FIELDS = (("x", torch.float32), ("edge_index", torch.long), ("y", torch.long))
 
 
@@ -104,6 +103,11 @@ def _evaluated(nodes: np.ndarray, graph: Graph) -> np.ndarray:
 
 def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float((logits.argmax(1) == y).float().mean()) if len(y) else float("nan")
+
+
+def _majority_share(y: torch.Tensor) -> float:
+    """The accuracy of the best constant predictor: the majority class's share of ``y``."""
+    return float(torch.bincount(y).max() / len(y)) if len(y) else float("nan")
 
 
 def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | None = None) -> dict:
@@ -244,6 +248,7 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         "estimates": estimates,
         "curves": curves,
         "n_target_test": int(scored["target_test"].numel()),
+        "constant_accuracy": _majority_share(y_t[scored["target_test"]]),
         "device": str(device),
         "train_seconds": time.perf_counter() - started,
         "config": dataclasses.asdict(cfg),
