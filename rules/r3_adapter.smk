@@ -140,6 +140,7 @@ rule r3_adapter_claims:
     params:
         claims=lookup(dpath="papers/r3_adapter/claims", within=config, default={}),
         checks=lookup(dpath="papers/r3_adapter/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/r3_adapter/sanity", within=config, default={}),
     script:
         "../scripts/r3_adapter_claims.py"
 

@@ -24,11 +24,17 @@ def sbd_raw_input(wildcards):
     return {"raw": download_path(spec["download"])}
 
 
+def sbd_dataset_methods(wildcards):
+    """The methods run on a data set: its own `methods`, or every method."""
+    spec = sbd_config()["datasets"][wildcards.dataset]
+    return list(spec.get("methods", sbd_methods()))
+
+
 def sbd_decompositions(suffix):
-    """One file per method, in the order of sbd_methods (the script zips them)."""
+    """One file per method of the data set, in its order (the script zips them)."""
     return lambda wildcards: [
         f"results/sbd/decompositions/{wildcards.dataset}/{m}.{suffix}"
-        for m in sbd_methods()
+        for m in sbd_dataset_methods(wildcards)
     ]
 
 
