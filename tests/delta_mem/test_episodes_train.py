@@ -153,6 +153,7 @@ def test_evaluation_conditions(trained):
         "state_only",
         "zeroed",
         "other_state",
+        "other_replay",
         "history_replay",
         "official_prompt",
     }
