@@ -122,6 +122,35 @@ def test_training_leaves_the_backbone_frozen(trained):
     assert any(p.grad.abs().sum() > 0 for p in trainable.parameters())
 
 
+def test_the_run_seed_draws_the_backbone_and_the_training_batches(tmp_path):
+    """papers.delta_mem.seeds: a seed is a backbone (its initialisation and batches) and the
+    methods' training batches on it; another seed gives other weights."""
+    task, optim = TaskConfig(), OptimConfig(steps=3, batch_size=8)
+    weights = {}
+    for seed in (0, 0, 1000):
+        out = tmp_path / f"bb{seed}.pt"
+        train.pretrain_backbone(SPEC, task, optim, seed, out, tmp_path / "bb.json", device="cpu")
+        train.train_method(
+            "dm",
+            {"kind": "delta_mem"},
+            SPEC,
+            task,
+            optim,
+            seed,
+            out,
+            tmp_path / f"dm{seed}.pt",
+            tmp_path / "dm.json",
+            device="cpu",
+        )
+        weights.setdefault(seed, []).append(
+            [torch.load(tmp_path / f"{n}{seed}.pt", weights_only=True) for n in ("bb", "dm")]
+        )
+    (first, again), (other,) = weights[0], weights[1000]
+    for a, b, c in zip(first, again, other, strict=True):
+        assert all(torch.equal(a[k], b[k]) for k in a)
+        assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
 def test_lora_budget_matches_delta_mem():
     """The embedded LoRA (rank 12 on q/o) holds δ-Mem's budget within 1%."""
     counts = {}
