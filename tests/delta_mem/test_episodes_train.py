@@ -124,31 +124,23 @@ def test_training_leaves_the_backbone_frozen(trained):
 
 def test_the_run_seed_draws_the_backbone_and_the_training_batches(tmp_path):
     """papers.delta_mem.seeds: a seed is a backbone (its initialisation and batches) and the
-    methods' training batches on it; another seed gives other weights."""
+    methods' training batches on it; another seed gives other weights, each step apart."""
     task, optim = TaskConfig(), OptimConfig(steps=3, batch_size=8)
-    weights = {}
-    for seed in (0, 0, 1000):
-        out = tmp_path / f"bb{seed}.pt"
-        train.pretrain_backbone(SPEC, task, optim, seed, out, tmp_path / "bb.json", device="cpu")
-        train.train_method(
-            "dm",
-            {"kind": "delta_mem"},
-            SPEC,
-            task,
-            optim,
-            seed,
-            out,
-            tmp_path / f"dm{seed}.pt",
-            tmp_path / "dm.json",
-            device="cpu",
-        )
-        weights.setdefault(seed, []).append(
-            [torch.load(tmp_path / f"{n}{seed}.pt", weights_only=True) for n in ("bb", "dm")]
-        )
-    (first, again), (other,) = weights[0], weights[1000]
-    for a, b, c in zip(first, again, other, strict=True):
-        assert all(torch.equal(a[k], b[k]) for k in a)
-        assert not all(torch.equal(a[k], c[k]) for k in a)
+
+    def weights(step, seed):
+        out, record = tmp_path / f"{step}{seed}.pt", tmp_path / "record.json"
+        if step == "bb":
+            train.pretrain_backbone(SPEC, task, optim, seed, out, record, device="cpu")
+        else:  # δ-Mem on the same backbone whatever the seed
+            bb = tmp_path / "bb0.pt"
+            method = {"kind": "delta_mem"}
+            train.train_method("dm", method, SPEC, task, optim, seed, bb, out, record, device="cpu")
+        return torch.load(out, weights_only=True)
+
+    for step in ("bb", "dm"):
+        first, again, other = (weights(step, s) for s in (0, 0, 1000))
+        assert all(torch.equal(first[k], again[k]) for k in first)
+        assert not all(torch.equal(first[k], other[k]) for k in first)
 
 
 def test_lora_budget_matches_delta_mem():
