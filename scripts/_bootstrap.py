@@ -12,9 +12,12 @@ import sys
 import time
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-if str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+# First, even when already on the path: Snakemake appends its own search path (this tree's
+# src/, from rules/common.smk) after site-packages, where an editable install of another
+# tree (the venv's: /work/main/src) would otherwise win
+if sys.path[0] != SRC:
+    sys.path.insert(0, SRC)
 
 
 def setup_logging(snakemake) -> logging.Logger:
