@@ -16,14 +16,14 @@ Kinds (``papers.delta_mem.{claims,checks}.<id>.kind``), each over the evaluated 
   backbone weight over all training runs), ``param_count`` (δ-Mem's trainable parameters at
   Qwen3-4B's sizes against the paper's, as a relative difference), ``sane_runs`` (the
   number of (method, seed) runs that failed their sanity check, :mod:`repro.delta_mem.sanity`).
-
-Every paired criterion carries its margin ``delta`` in the config. A claim that reads a seed
-whose run failed its sanity check is "not reproduced", naming the seed and the reason.
 - full scale: ``locomo_ratio`` (overall LoCoMo F1 of ``method``'s adapter under the metric's
   first condition over the base adapter under its second, for the backbone ``dataset``) and
   ``mab_ratio`` (the same with the overall MemoryAgentBench score).
 - ``not_tested``; with ``metric: a/b`` it gets the embedded analogue (ratio of mean
   accuracies a / b) in its details.
+
+Every paired criterion carries its margin ``delta`` in the config. A claim that reads a seed
+whose run failed its sanity check is "not reproduced", naming the seed and the reason.
 """
 
 from __future__ import annotations
