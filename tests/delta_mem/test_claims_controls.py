@@ -66,25 +66,22 @@ NEGATIVE_HOLDS = {
 }
 
 
-@pytest.mark.parametrize("cid", MEASURED)
-def test_a_failing_positive_control_makes_the_claim_uninformative(tmp_path, cid):
-    claim = _run(tmp_path, POSITIVE_FAILS[cid](_good()))[cid]
-    positive = claim.controls[0]
-    assert positive["verdict"] == "contradicted" and not positive["passed"]
-    assert claim.verdict == "uninformative" and claim.own_verdict == "reproduced"
-    about = SPECS[cid]["controls"]["positive"]["about"]
-    number = number_text(positive["measured"], positive["interval"])
-    assert f"the positive control ({about}) came out contradicted, {number}" in claim.details
+FAILING = {"positive": (POSITIVE_FAILS, "contradicted"), "negative": (NEGATIVE_HOLDS, "reproduced")}
 
 
+@pytest.mark.parametrize("side", ["positive", "negative"])
 @pytest.mark.parametrize("cid", MEASURED)
-def test_a_reproduced_negative_control_makes_the_claim_uninformative(tmp_path, cid):
-    claim = _run(tmp_path, NEGATIVE_HOLDS[cid](_good()))[cid]
-    negative = claim.controls[1]
-    assert negative["verdict"] == "reproduced" and not negative["passed"]
+def test_a_failing_control_makes_the_claim_uninformative(tmp_path, cid, side):
+    """A positive control not reproduced, or a negative one reproduced: uninformative, the
+    claim's own verdict beside and the control's number in the details."""
+    edits, came_out = FAILING[side]
+    claim = _run(tmp_path, edits[cid](_good()))[cid]
+    control = claim.controls[0 if side == "positive" else 1]
+    assert control["side"] == side and control["verdict"] == came_out and not control["passed"]
     assert claim.verdict == "uninformative" and claim.own_verdict == "reproduced"
-    about = SPECS[cid]["controls"]["negative"]["about"]
-    assert f"the negative control ({about}) came out reproduced" in claim.details
+    about = SPECS[cid]["controls"][side]["about"]
+    number = number_text(control["measured"], control["interval"])
+    assert f"the {side} control ({about}) came out {came_out}, {number}" in claim.details
 
 
 def test_the_no_harm_arm_is_judged_on_its_own_seeds(tmp_path):
