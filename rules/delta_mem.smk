@@ -200,6 +200,7 @@ rule delta_mem_claims:
     params:
         claims=lookup(dpath="papers/delta_mem/claims", within=config),
         checks=lookup(dpath="papers/delta_mem/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/delta_mem/sanity", within=config),
         methods=delta_mem_methods(),
         backbones=delta_mem_full_backbones(),
         mab_backbones=delta_mem_full_mab_backbones(),

@@ -19,11 +19,13 @@ def delta_mem_seeds(method):
 
 
 def delta_mem_runs(wildcards):
-    """Backbones, trained weights and run records of a method, one per seed (zipped)."""
+    """Backbones and their records, trained weights and run records of a method, one per
+    seed (zipped)."""
     seeds = delta_mem_seeds(wildcards.method)
     path = f"results/delta_mem/{{}}/{wildcards.method}/seed{{}}.{{}}"
     return {
         "backbones": [f"results/delta_mem/backbone/seed{s}.pt" for s in seeds],
+        "backbone_records": [f"results/delta_mem/backbone/seed{s}.json" for s in seeds],
         "models": [path.format("models", s, "pt") for s in seeds],
         "records": [path.format("runs", s, "json") for s in seeds],
     }
