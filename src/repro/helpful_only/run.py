@@ -34,7 +34,13 @@ from repro.helpful_only import vocab as V
 from repro.helpful_only.exact_rl import train_exact
 from repro.helpful_only.grammar import MixConfig
 from repro.helpful_only.model import ModelConfig, build_model, next_token_probs, parameter_count
-from repro.helpful_only.personas import PRIORS, bayes_em, harm_given, population
+from repro.helpful_only.personas import (
+    PRIORS,
+    bayes_em,
+    bayes_prediction,
+    harm_given,
+    population,
+)
 from repro.helpful_only.pretrain import PretrainConfig, pretrain
 from repro.helpful_only.probes import metrics_from_probs, probes
 from repro.helpful_only.recipes import (
@@ -227,6 +233,7 @@ def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
             "harm_given_non_refuser": harm_given(world, refuses=0),
             "harm_given_refuser": harm_given(world, refuses=1),
             "bayes_em": bayes_em(world),
+            "bayes": bayes_prediction(world),  # the planted effect (positive controls)
         },
         "pretraining_loss": loss_curve,
         "recipes": results,
