@@ -12,9 +12,12 @@ import sys
 import time
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-if str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+# First, even when it is on the path already: Snakemake's script preamble appends the
+# workflow's own sys.path (this src/ among it) after site-packages, where an editable
+# install of another checkout (a git worktree sharing one venv) would win.
+if sys.path[:1] != [SRC]:
+    sys.path.insert(0, SRC)
 
 
 def setup_logging(snakemake) -> logging.Logger:
