@@ -12,9 +12,12 @@ import sys
 import time
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
-if str(SRC) not in sys.path:
-    sys.path.insert(0, str(SRC))
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+# first, even where it is already on the path: Snakemake appends its own sys.path (this tree's
+# src among it) after the installed package's, so a worktree's job would import another
+# checkout's code (the editable install's) unless this tree's src leads
+if sys.path[:1] != [SRC]:
+    sys.path.insert(0, SRC)
 
 
 def setup_logging(snakemake) -> logging.Logger:
