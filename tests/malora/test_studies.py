@@ -2,8 +2,6 @@
 implementation breaks (the oracle bounds every non-negative α rule, closed forms at ε = 0,
 the peft and dense merges agree, equal budgets)."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -138,16 +136,7 @@ def test_every_seed_changes_its_study(digits_run):
     first, other = (run_setting(merge, s, "equal", 0.3) for s in (1, 1001))
     assert first["calibration_margins"] != other["calibration_margins"]
     assert first["methods"]["dare"]["union_margin"] != other["methods"]["dare"]["union_margin"]
-    again = run_digits_seed(
-        DigitsConfig(
-            design=DigitsDesign(base_steps=60, adapter_steps=60),
-            methods={"malora": {"rule": "malora"}},
-            scale_grid=GRID,
-            calibration_per_task=24,
-            margin={"stat": "softmin"},
-        ),
-        seed=1000,
-    )
+    again = _malora_digits(seed=1000)
     assert again["calibration_margins"] != digits_run["calibration_margins"]
     assert again["individual_accuracy"] != digits_run["individual_accuracy"]
 
@@ -169,19 +158,20 @@ def test_digits_adapters_learn_and_the_peft_merge_is_the_dense_merge(digits_run)
     assert 0 <= out["task_overlap"] <= 1
 
 
-def test_digits_design_is_reproducible(digits_run):
-    again = run_digits_seed(
-        dataclasses.replace(
-            DigitsConfig(
-                design=DigitsDesign(base_steps=60, adapter_steps=60),
-                methods={"malora": {"rule": "malora"}},
-                scale_grid=GRID,
-                calibration_per_task=24,
-                margin={"stat": "softmin"},
-            )
-        ),
-        seed=0,
+def _malora_digits(seed):
+    """The digits fixture's study, MaLoRA alone, at ``seed``."""
+    cfg = DigitsConfig(
+        design=DigitsDesign(base_steps=60, adapter_steps=60),
+        methods={"malora": {"rule": "malora"}},
+        scale_grid=GRID,
+        calibration_per_task=24,
+        margin={"stat": "softmin"},
     )
+    return run_digits_seed(cfg, seed=seed)
+
+
+def test_digits_design_is_reproducible(digits_run):
+    again = _malora_digits(seed=0)
     assert again["methods"]["malora"]["alphas"] == pytest.approx(
         digits_run["methods"]["malora"]["alphas"]
     )
