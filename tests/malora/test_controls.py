@@ -195,3 +195,24 @@ def test_closed_form_is_judged_again_at_the_seeds_registered_first():
     match = [(lo, hi) for m, lo, hi in per_overlap if found["measured"] == pytest.approx(m)]
     assert match and found["interval"] == pytest.approx(list(match[0]))
     assert found["verdict"] == REPRODUCED  # the toy's errors are ≈ 0.014, far below 0.10
+
+
+def test_closed_form_reports_its_least_favourable_overlap_in_the_criterions_direction():
+    """An upper bound (error ≤ 0.10): the overlap whose interval reaches highest is the least
+    favourable one, whatever its lower end (all_hold reads intervals as higher is better)."""
+    summary = toy_summary(good=True)
+    wide, narrow = summary["sweep"]["overlaps"][:2]  # ε = 0: errors spread; ε = 0.3: tight
+    errors = [0.05, 0.07, 0.05, 0.09, 0.06]  # per seed: |measured − closed| / closed
+    for block, spread in ((wide, errors), (narrow, [0.01] * 5)):
+        for row in block["lambdas"]:
+            for m in ("pretrain", "finetune"):
+                closed = row[f"closed_nuclear_{m}"]["per_seed"]
+                row[f"measured_{m}"]["per_seed"] = [
+                    c * (1 + e) for c, e in zip(closed, spread, strict=True)
+                ]
+    claim = _judge(summary, "c2_closed_form")
+    low, high = stats.t.interval(0.95, df=4, loc=np.mean(errors), scale=stats.sem(errors))
+    assert claim.verdict == REPRODUCED
+    assert claim.measured == pytest.approx(np.mean(errors))
+    assert claim.interval == pytest.approx((low, high))
+    assert claim.details.endswith("least favourable: ε=0")

@@ -5,6 +5,7 @@ interval), and the same statistic at the seeds first registered, set beside the 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from repro.common.claims import (
     CONTRADICTED,
@@ -13,6 +14,7 @@ from repro.common.claims import (
     REPRODUCED,
     Claim,
     check,
+    combined_verdict,
     missing_seeds,
 )
 from repro.common.controls import number_text
@@ -74,3 +76,41 @@ def at_registered(claim: Claim, spec, per_seed: dict) -> Claim:
         return claim
     kept = {s: v for s, v in per_seed.items() if s in set(registered)}
     return beside(claim, mean_interval(claim.id, spec, kept), sorted(kept))
+
+
+def _worse_end(criterion, measured, interval) -> float:
+    """How far a part's interval reaches towards the wrong side of the threshold (larger:
+    less favourable): its upper end for an upper bound (<, <=), else minus its lower end."""
+    if not interval or any(math.isnan(v) for v in interval):
+        return math.inf
+    return interval[1] if criterion["op"] in ("<", "<=") else -interval[0]
+
+
+def every_part(claim_id: str, criterion, parts: list[tuple[str, Claim]]) -> Claim:
+    """One claim from threshold parts judged on intervals (overlaps): it holds iff every part
+    holds; its number and interval, and those at the seeds registered first, are the least
+    favourable part's, in the criterion's direction (``all_hold`` reads intervals as higher
+    is better)."""
+    verdict = combined_verdict([c.verdict for _, c in parts])
+    label, worst = max(
+        parts,
+        key=lambda p: (
+            p[1].verdict == verdict,
+            _worse_end(criterion, p[1].measured, p[1].interval),
+        ),
+    )
+    listed = "; ".join(f"{n}: {c.verdict}, {number_text(c.measured, c.interval)}" for n, c in parts)
+    first = [c.at_registered_seeds for _, c in parts]
+    registered = None
+    if all(first):
+        registered = dict(
+            max(first, key=lambda r: _worse_end(criterion, r["measured"], r["interval"]))
+        )
+        registered["verdict"] = combined_verdict([r["verdict"] for r in first])
+    return dataclasses.replace(
+        worst,
+        id=claim_id,
+        verdict=verdict,
+        details=f"{listed}; least favourable: {label}" if len(parts) > 1 else worst.details,
+        at_registered_seeds=registered,
+    )
