@@ -58,6 +58,13 @@ def _summary(value, point_per_seed, draws: np.ndarray, alpha: float, key="rho") 
     }
 
 
+def _ratio(a, b):
+    """ρ_a / ρ_b where the reference ρ_b is negative, else −∞."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(b < 0, a / b, -np.inf)
+
+
 def bootstrap_rho(
     q: np.ndarray,
     signals: dict,
@@ -69,6 +76,7 @@ def bootstrap_rho(
     pooled: dict | None = None,
     paired: dict[str, tuple[str, str]] | None = None,
     aggregate: tuple[str, ...] = (),
+    ratios: dict[str, tuple[str, str]] | None = None,
     resample_seeds: bool = True,
 ) -> dict:
     """Hierarchical bootstrap of ρ(q, signal) (see the module doc).
@@ -82,7 +90,8 @@ def bootstrap_rho(
     ``resample_seeds=False`` keeps every seed in every draw (predictions only: the old
     interval, which leaves the seed-to-seed spread out; kept for the coverage test).
     Returns {"groups": {g: {name: {rho, low, high, per_seed}, "mean_quality", "n"}},
-    "median_group": {...}, "pooled": {...}, "aggregate": {...}, "seeds_resampled"}.
+    "median_group": {...}, "pooled": {...}, "aggregate": {...}, "ratio": {...},
+    "seeds_resampled"}.
     """
     n_seeds = q.shape[0]
     idx, seed_idx = resamples(groups, n_seeds, n_boot, rng)
@@ -129,12 +138,22 @@ def bootstrap_rho(
         },
         "pooled": {},
         "aggregate": {},
+        "ratio": {},
         "seeds_resampled": resample_seeds,
     }
     for name, s in (pooled or {}).items():
         per_seed = _rho(q, s)
         boot = seed_mean(_rho(q[:, idx], _take(s, idx)), seed_idx)
         out["pooled"][name] = _summary(per_seed.mean(), per_seed, boot, alpha)
+    for name, (a, b) in (ratios or {}).items():
+        medians = {k: (np.median(point[k], 0), np.median(draws[k], 0)) for k in (a, b)}
+        out["ratio"][name] = _summary(
+            _ratio(np.median(point[a].mean(1)), np.median(point[b].mean(1))),
+            _ratio(medians[a][0], medians[b][0]),
+            _ratio(medians[a][1], medians[b][1]),
+            alpha,
+            key="ratio",
+        )
     for name in aggregate:
         value = spearman(q_point.mean(1), -point[name].mean(1))  # across groups
         per_seed = spearman(q_point.T, -point[name].T)
