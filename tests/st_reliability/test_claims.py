@@ -218,7 +218,7 @@ def good_doc():
             **c4([0.20, 0.22, 0.25], [0.02, 0.01, 0.03]),
             "controls": {
                 "family_mean": c4([0.40, 0.41, 0.42], [0.0, 0.01, 0.0]),
-                "pool_mean": c4([0.01, 0.0, 0.02], [0.01, 0.0, 0.01]),
+                "other_mean": c4([0.01, 0.0, 0.02], [0.01, 0.0, 0.01]),
             },
         },
     }
@@ -524,7 +524,7 @@ NEGATIVE_PASSES = [
     ("c7_beats_magnitude_l2_novel", ["rho_novel", "median_group", "random_vs_magnitude"], rho(0.3)),
     ("c6_loo_cosine", ["loo", "random|group_median"], loo(0.8)),
     ("c1_rank1_bottleneck", ["spectra", "shuffled"], spectra()["hvg"]),
-    ("c4_family_not_pool", ["c4", "controls", "pool_mean"], c4([0.3] * 3, [0.0] * 3)),
+    ("c4_family_not_pool", ["c4", "controls", "other_mean"], c4([0.3] * 3, [0.0] * 3)),
 ]
 
 

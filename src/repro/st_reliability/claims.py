@@ -322,7 +322,8 @@ def degrades_with_distance(cid, spec, rho):
 def family_vs_pool(cid, spec, doc):
     """C4 on the audited model's probe quality under the pool designs, or (``predictor``)
     on a control predictor's from the true Δ (``family_mean``: family identity decides by
-    construction; ``pool_mean``: it cannot), scored on the same probes and designs."""
+    construction; ``other_mean``: it never reads the probe's family), scored on the same
+    probes and designs."""
     c4 = doc["c4"]
     if not c4["available"]:
         return not_tested(cid, spec["claim"], c4["reason"], paper_value=spec.get("paper_value"))

@@ -57,11 +57,12 @@ def c4_controls(deltas, pairs, adata, seeds: list[int], shrink_fraction: float) 
     drawn with each model seed), with predictors whose dependence on family coverage is
     known: ``family_mean`` predicts a probe by the mean true Δ of its family's members in
     its line's pool (the line's pool mean when the design removed them all): quality
-    driven by family identity, the positive control; ``pool_mean`` predicts it by the
-    line's pool mean: no family dependence, the negative control."""
+    driven by family identity, the positive control; ``other_mean`` predicts it by the
+    mean true Δ of the other families in its line's pool: it never reads the probe's
+    family, the negative control."""
     probes = c4_probes(pairs, split_info(adata))
     family = pairs["family"]
-    quality = {name: {pool: [] for pool in C4_POOLS} for name in ("family_mean", "pool_mean")}
+    quality = {name: {pool: [] for pool in C4_POOLS} for name in ("family_mean", "other_mean")}
     for seed in seeds:
         for pool in C4_POOLS:
             kept, _ = training_pairs(adata, pool, shrink_fraction, seed)
@@ -69,11 +70,12 @@ def c4_controls(deltas, pairs, adata, seeds: list[int], shrink_fraction: float) 
             scores = {name: [] for name in quality}
             for (line, pert), row in probes.iterrows():
                 in_line = members[members.get_level_values(0) == line]
-                mates = in_line[family.loc[in_line].to_numpy() == row["family"]]
+                same = family.loc[in_line].to_numpy() == row["family"]
+                mates, others = in_line[same], in_line[~same]
                 true = deltas.loc[[(line, pert)]].to_numpy()
                 preds = {
                     "family_mean": deltas.loc[mates if len(mates) else in_line].mean(),
-                    "pool_mean": deltas.loc[in_line].mean(),
+                    "other_mean": deltas.loc[others].mean(),
                 }
                 for name, pred in preds.items():
                     scores[name].append(float(pearson_rows(pred.to_numpy()[None], true)[0]))
