@@ -135,6 +135,12 @@ def _check_margins(paper: dict) -> None:
 
 
 def _check_nulls(paper: dict) -> None:
+    for cid, spec in paper.get("claims", {}).items():  # C1 itself judges an audited model
+        if spec["kind"] == "attention_vs_nulls" and spec["method"] not in paper["audited"]:
+            raise ConfigError(
+                f"papers.st_reliability.claims.{cid}.method: {spec['method']!r} is not an "
+                "audited model (only its controls judge a null or a planted model)"
+            )
     for group in ("claims", "checks"):
         for cid, spec in paper.get(group, {}).items():
             for field in ("comparisons", "reported"):
