@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from repro.st_reliability.coverage import CoverageConfig, plant, simulate_coverage
+from repro.st_reliability.coverage import CoverageConfig, line_map, plant, simulate_coverage
 from repro.st_reliability.data import pair_table, true_deltas
 from repro.st_reliability.prepare import coverage_record
 
@@ -34,12 +34,20 @@ def test_programmes_at_graded_similarity_and_one_norm():
 
 
 def test_magnitude_does_not_depend_on_similarity():
-    # without idiosyncratic effects and with γ = 0 the response is a_p · norm · programme:
-    # its norm is a_p · norm exactly, whatever t
-    cfg = dataclasses.replace(SMALL, idio_sd=0.0, line_specificity=0.0, effect_logsd=0.0)
+    # every response is scaled to a_p · norm: with one magnitude (sd 0) every ‖Δ‖ is the
+    # norm exactly, whatever t, the idiosyncratic effects and the line map
+    cfg = dataclasses.replace(SMALL, effect_logsd=0.0)
     planted = plant(cfg, np.random.default_rng(1))
     norms = np.linalg.norm(planted.delta, axis=2)
     np.testing.assert_allclose(norms, cfg.programme_norm, rtol=1e-12)
+
+
+def test_line_map_is_sparse_and_keeps_the_norm_on_average():
+    w = line_map(np.random.default_rng(5), 200, 4)
+    assert ((w != 0).sum(0) == 4).all()  # four genes per column
+    v = np.random.default_rng(6).normal(size=(500, 200))
+    ratio = np.linalg.norm(v @ w.T, axis=1) / np.linalg.norm(v, axis=1)
+    assert abs(ratio.mean() - 1) < 0.1
 
 
 def test_line_maps_differ_between_lines_and_keep_the_programme():
@@ -47,8 +55,8 @@ def test_line_maps_differ_between_lines_and_keep_the_programme():
     planted = plant(cfg, np.random.default_rng(2))
     unit = planted.programmes[planted.family] * cfg.programme_norm
     for c in range(cfg.n_lines):
-        # R_c(v) = (v + γ W v)/√(1+γ²): the component along v is 1/√2 of it at γ = 1, up to
-        # W's own (random, small) alignment with v
+        # R_c(v) ∝ v + γ W v: the cosine with v is 1/√2 at γ = 1, up to W's own (random,
+        # small) alignment with v
         along = np.einsum("pg,pg->p", planted.delta[c], unit) / (unit**2).sum(1)
         assert np.all(np.abs(along - 1 / np.sqrt(2)) < 0.35)
     cross = np.einsum("pg,pg->p", planted.delta[0], planted.delta[1]) / (

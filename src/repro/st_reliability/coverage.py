@@ -15,13 +15,15 @@ perturbations cover.
   training perturbation of the line shares. Every programme is scaled to
   ``programme_norm``; each perturbation adds sparse idiosyncratic effects.
 - **Lines.** A line responds to a programme v through its own map
-  ``R_c(v) = (v + γ W_c v) / √(1 + γ²)`` (W_c Gaussian, ``γ = line_specificity``): the
+  ``R_c(v) ∝ v + γ W_c v`` (W_c sparse Gaussian: each gene's response
+  reaches ``map_genes`` others; ``γ = line_specificity``): the
   line-specific part of a response can be learnt only from that line's training
   perturbations, so a programme the line's training set covers is predictable there and a
   novel one only through the other lines.
-- **Magnitude.** Δ_{c,p} = a_p · R_c(programme + idio), with a_p ~ LogNormal(
-  ``effect_logmean``, ``effect_logsd``) for every perturbation, whatever its t: magnitude
-  cannot stand in for coverage.
+- **Magnitude.** Δ_{c,p} = a_p · ``programme_norm`` · R_c(r_p) / ‖R_c(r_p)‖ with r_p the
+  programme plus the idiosyncratic effects and a_p ~ LogNormal(``effect_logmean``,
+  ``effect_logsd``) for every perturbation, whatever its t: ‖Δ‖ = a_p · norm exactly, so
+  magnitude cannot stand in for coverage.
 
 No shared stress programme and no knockdown of a target gene: both are the same in every
 line, so they would be predicted for every perturbation whatever its coverage. Cells come
@@ -59,10 +61,11 @@ class CoverageConfig:
     levels: int = 8  # graded families held out whole per line, one per similarity level
     perts_per_family: int = 6
     family_genes: int = 25
-    programme_norm: float = 4.0
+    programme_norm: float = 10.0
     idio_genes: int = 5
     idio_sd: float = 0.5
     line_specificity: float = 1.5  # γ of the line maps R_c
+    map_genes: int = 4  # non-zeros per column of W_c: a gene's response reaches 4 others
     effect_logmean: float = 0.0
     effect_logsd: float = 0.2
 
@@ -89,6 +92,16 @@ def _sparse_unit(rng, n_genes: int, k: int) -> np.ndarray:
     v = np.zeros(n_genes)
     v[rng.choice(n_genes, k, replace=False)] = rng.normal(0, 1, k)
     return v / np.linalg.norm(v)
+
+
+def line_map(rng, n_genes: int, per_column: int) -> np.ndarray:
+    """W_c: each gene's response passes to ``per_column`` other genes with N(0, 1/k)
+    weights, so W_c v keeps ‖v‖ on average and stays sparse."""
+    w = np.zeros((n_genes, n_genes))
+    for g in range(n_genes):
+        rows = rng.choice(n_genes, per_column, replace=False)
+        w[rows, g] = rng.normal(0, 1 / np.sqrt(per_column), per_column)
+    return w
 
 
 def plant(cfg: CoverageConfig, rng: np.random.Generator) -> Coverage:
@@ -118,8 +131,11 @@ def plant(cfg: CoverageConfig, rng: np.random.Generator) -> Coverage:
     gamma = cfg.line_specificity
     delta = np.empty((cfg.n_lines, P, G))
     for c in range(cfg.n_lines):
-        w = rng.normal(0, 1 / np.sqrt(G), (G, G))
-        delta[c] = effect[:, None] * (response + gamma * response @ w.T) / np.sqrt(1 + gamma**2)
+        w = line_map(rng, G, cfg.map_genes)
+        mapped = response + gamma * response @ w.T
+        # every response scaled to a_p · programme_norm: ‖Δ‖ does not depend on t at all
+        unit = mapped / np.linalg.norm(mapped, axis=1, keepdims=True)
+        delta[c] = effect[:, None] * cfg.programme_norm * unit
     return Coverage(delta, family, similarity, anchor_of, held_in, programmes)
 
 
