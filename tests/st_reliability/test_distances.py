@@ -191,3 +191,19 @@ def test_random_control_signal_and_its_seed():
     assert a["random"].between(0, 1).all() and a["random"].nunique() == len(a)
     np.testing.assert_array_equal(a["random"], pair_frame(evals, 0)["random"])
     assert not np.array_equal(a["random"], b["random"])  # the seed key changes the draw
+
+
+def test_bootstrap_partial_rho_reuses_ranks_without_changing_them():
+    """The bootstrap ranks each array once per group (quality and ‖Δ̂‖ serve many ρ): its
+    partial ρ per seed equals partial_spearman on the same columns, and a shared array
+    gives the same ρ as a copy of it."""
+    rng = np.random.default_rng(5)
+    q, d, m = rng.normal(size=(3, 2, 40))
+    groups = np.repeat(["a", "b"], 20)
+    signals = {"p": (d, m), "p_copy": (d.copy(), m.copy()), "d": d}
+    out = bootstrap_rho(q, signals, groups, n_boot=100, confidence=0.95, rng=rng)
+    for g in "ab":
+        cols = groups == g
+        expected = [partial_spearman(q[k, cols], d[k, cols], m[k, cols]) for k in (0, 1)]
+        np.testing.assert_allclose(out["groups"][g]["p"]["per_seed"], expected, rtol=1e-12)
+        assert out["groups"][g]["p"] == out["groups"][g]["p_copy"]

@@ -185,15 +185,19 @@ def risk_curves(df: pd.DataFrame, cfg: AnalysisConfig, loo: dict) -> dict:
 def baselines(deltas: pd.DataFrame, pairs: pd.DataFrame) -> dict:
     """Table 1's simple predictors on the few-shot pairs: the line's mean training Δ
     (perturbed mean) and the same perturbation's mean Δ in the lines that trained on it."""
-    out = {"train_mean": [], "other_lines": []}
-    train = pairs[pairs["split"] == "train"]
-    for line, pert in pairs.index[pairs["split"] == "fewshot"]:
-        true = deltas.loc[(line, pert)].to_numpy()[None]
-        mean = deltas.loc[line].loc[train.loc[line].index].mean().to_numpy()[None]
-        out["train_mean"].append(float(pearson_rows(mean, true)[0]))
-        seen = [c for c in train.index.get_level_values(0).unique() if (c, pert) in train.index]
-        other = deltas.loc[[(c, pert) for c in seen]].mean().to_numpy()[None] if seen else None
-        out["other_lines"].append(float(pearson_rows(other, true)[0]) if seen else np.nan)
+    train = deltas.loc[pairs.index[pairs["split"] == "train"]].astype(np.float64)
+    held = pairs.index[pairs["split"] == "fewshot"]
+    true = deltas.loc[held].to_numpy()
+    line_mean = train.groupby(level=0).mean()  # per line: its training perturbations' mean
+    pert_mean = train.groupby(level=1).mean()  # per perturbation: the lines that trained it
+    lines, perts = held.get_level_values(0), held.get_level_values(1)
+    seen = perts.isin(pert_mean.index)
+    other = np.full_like(true, np.nan)
+    other[seen] = pert_mean.loc[perts[seen]].to_numpy()
+    out = {
+        "train_mean": pearson_rows(line_mean.loc[lines].to_numpy(), true),
+        "other_lines": pearson_rows(other, true),
+    }
     return {
         k: {"mean_pearson_delta": float(np.nanmean(v)), "n": int(np.isfinite(v).sum())}
         for k, v in out.items()

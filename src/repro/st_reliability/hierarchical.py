@@ -16,21 +16,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.st_reliability.reliability import partial_spearman, spearman
+from repro.st_reliability.reliability import (
+    centred_ranks,
+    partial_from,
+    rank_correlation,
+    spearman,
+)
 
 
-def _rho(q: np.ndarray, signal) -> np.ndarray:
-    """ρ along the last axis; a (d, m) pair is the partial ρ of q and d given m."""
-    if isinstance(signal, tuple):
-        return partial_spearman(q, *signal)
-    return spearman(q, signal)
+class _Ranks:
+    """Centred ranks of ``x[:, index]`` for (seeds, n) arrays, each array ranked once:
+    quality and the magnitude enter many ρ with the same draws (the ranks are the costly
+    part), and a partial ρ reuses its distance's and magnitude's ranks."""
 
+    def __init__(self, index):
+        self.index, self.cache = index, {}
 
-def _take(signal, index):
-    """Columns ``index`` (any shape) of a (seeds, n) signal or of each member of a pair."""
-    if isinstance(signal, tuple):
-        return tuple(x[:, index] for x in signal)
-    return signal[:, index]
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        key = id(x)
+        if key not in self.cache:
+            self.cache[key] = (x, centred_ranks(x[:, self.index]))  # x kept: its id stays
+        return self.cache[key][1]
+
+    def rho(self, q: np.ndarray, signal) -> np.ndarray:
+        """ρ(q, signal) on these columns; a (d, m) pair gives the partial ρ given m."""
+        if isinstance(signal, tuple):
+            d, m = signal
+            rq, rd, rm = self(q), self(d), self(m)
+            return partial_from(
+                rank_correlation(rq, rd), rank_correlation(rq, rm), rank_correlation(rd, rm)
+            )
+        return rank_correlation(self(q), self(signal))
 
 
 def resamples(groups: np.ndarray, n_seeds: int, n_boot: int, rng: np.random.Generator):
@@ -100,16 +116,15 @@ def bootstrap_rho(
     alpha = (1 - confidence) / 2
     names = sorted(set(groups))
     cols = {g: np.flatnonzero(groups == g) for g in names}
-    point = {}  # name -> (G, seeds)
-    draws = {}  # name -> (G, n_boot), seeds resampled
-    for name, s in signals.items():
-        point[name] = np.array([_rho(q[:, cols[g]], _take(s, cols[g])) for g in names])
-        draws[name] = np.array(
-            [
-                seed_mean(_rho(q[:, idx[:, cols[g]]], _take(s, idx[:, cols[g]])), seed_idx)
-                for g in names
-            ]
-        )
+    point = {name: [] for name in signals}  # name -> (G, seeds)
+    draws = {name: [] for name in signals}  # name -> (G, n_boot), seeds resampled
+    for g in names:
+        at_point, at_draws = _Ranks(cols[g]), _Ranks(idx[:, cols[g]])
+        for name, s in signals.items():
+            point[name].append(at_point.rho(q, s))
+            draws[name].append(seed_mean(at_draws.rho(q, s), seed_idx))
+    point = {name: np.array(v) for name, v in point.items()}
+    draws = {name: np.array(v) for name, v in draws.items()}
     q_point = np.array([q[:, cols[g]].mean(1) for g in names])  # (G, seeds)
     q_draws = np.array([seed_mean(q[:, idx[:, cols[g]]].mean(-1), seed_idx) for g in names])
     for name, (a, b) in (paired or {}).items():
@@ -141,9 +156,10 @@ def bootstrap_rho(
         "ratio": {},
         "seeds_resampled": resample_seeds,
     }
+    at_all, at_draws = _Ranks(slice(None)), _Ranks(idx)
     for name, s in (pooled or {}).items():
-        per_seed = _rho(q, s)
-        boot = seed_mean(_rho(q[:, idx], _take(s, idx)), seed_idx)
+        per_seed = at_all.rho(q, s)
+        boot = seed_mean(at_draws.rho(q, s), seed_idx)
         out["pooled"][name] = _summary(per_seed.mean(), per_seed, boot, alpha)
     for name, (a, b) in (ratios or {}).items():
         medians = {k: (np.median(point[k], 0), np.median(draws[k], 0)) for k in (a, b)}
