@@ -39,24 +39,13 @@ import numpy as np
 import pandas as pd
 
 from repro.st_reliability.data import CONTROL, SPLITS
-from repro.st_reliability.simulate import cells
+from repro.st_reliability.simulate import ExpressionConfig, cells
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class CoverageConfig:
-    # expression: the brief's values (simulate.SimConfig)
-    n_genes: int = 200
-    n_lines: int = 4
-    n_control: int = 400
-    cells_per_pert: int = 48
-    baseline: float = 3.0
-    mu_mean: float = 1.0
-    mu_sd: float = 0.5
-    offset_fraction: float = 0.3
-    offset_sd: float = 0.4
-    noise_sd: float = 0.35
-    cycling_sd: float = 0.4
-    # responses
+class CoverageConfig(ExpressionConfig):
+    """The responses; the expression model is the brief's (:class:`ExpressionConfig`)."""
+
     anchor_families: int = 6  # trained in every line
     levels: int = 8  # graded families held out whole per line, one per similarity level
     perts_per_family: int = 6

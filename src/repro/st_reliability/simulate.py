@@ -58,11 +58,11 @@ P53_GENES = (
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SimConfig:
+class ExpressionConfig:
+    """The brief's expression model, which :func:`cells` reads (both generators share it)."""
+
     n_genes: int = 200
     n_lines: int = 4
-    n_families: int = 10
-    perts_per_family: int = 16
     n_control: int = 400
     cells_per_pert: int = 48
     baseline: float = 3.0  # added to every gene: keeps cells >= 0 without clipping effects
@@ -72,6 +72,12 @@ class SimConfig:
     offset_sd: float = 0.4
     noise_sd: float = 0.35
     cycling_sd: float = 0.4  # cell-to-cell cycling phase shift on the cycling genes
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SimConfig(ExpressionConfig):
+    n_families: int = 10
+    perts_per_family: int = 16
     stress_loading: float = 0.8
     family_genes: int = 25
     family_sd: float = 0.8
@@ -163,11 +169,13 @@ def simulate(cfg: SimConfig, seed: int) -> tuple[ad.AnnData, Planted]:
     return adata, planted
 
 
-def cells(cfg, delta: np.ndarray, pert_names, family: np.ndarray, rewired, rng) -> ad.AnnData:
+def cells(
+    cfg: ExpressionConfig, delta: np.ndarray, pert_names, family: np.ndarray, rewired, rng
+) -> ad.AnnData:
     """The cells of every line from planted pseudobulk responses ``delta`` (lines, P, G):
-    ``μ_g + line offset + cycling phase + Δ + noise``, clipped at 0 (``cfg``: the expression
-    keys of :class:`SimConfig`; ``rewired`` (lines, P) is saved per cell). Shared by the
-    generators (this module's and :mod:`repro.st_reliability.coverage`)."""
+    ``μ_g + line offset + cycling phase + Δ + noise``, clipped at 0 (``rewired`` (lines, P)
+    is saved per cell). Shared by the generators (this module's and
+    :mod:`repro.st_reliability.coverage`)."""
     G, names = cfg.n_genes, gene_names(cfg.n_genes)
     mu = cfg.baseline + rng.normal(cfg.mu_mean, cfg.mu_sd, G)
     blocks, obs = [], []
