@@ -121,6 +121,16 @@ def st_reliability_checkpoints(wildcards):
     return {m: f"{d}/{m}.pt" for d, names in zip(dirs, parts) for m in names}
 
 
+def st_reliability_evaluation(wildcards):
+    """The evaluation keys of a data set: C1's planted control only where C1 is judged
+    (its ``dataset``), so the other data sets' evaluations do not pay for it."""
+    evaluation = dict(st_reliability_config().get("evaluation", {}))
+    planted = evaluation.pop("planted", None)
+    if planted and planted["dataset"] == wildcards.dataset:
+        evaluation["planted"] = {k: v for k, v in planted.items() if k != "dataset"}
+    return evaluation
+
+
 def st_reliability_evals(wildcards):
     return expand(
         "results/st_reliability/eval/{dataset}/seed{seed}.json",
