@@ -30,12 +30,12 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        "results/claims.md",
-        paper_targets(),
+        default_target,
 
 
 # One handler per hook (Snakemake keeps the last one defined), so every start-up step is here.
 onstart:
+    take_run_lock()
     slow_scheduler_rechecks()
     announce_downloads()
 

@@ -150,3 +150,29 @@ HELPFUL_ONLY_JUDGED_WILDCARDS = {
     **HELPFUL_ONLY_WILDCARDS,
     "suite": one_of(HELPFUL_ONLY_SUITES_JUDGED),
 }
+
+
+def helpful_only_products():
+    """Every file helpful-only's rules make (its target asks for all: paper_products)."""
+    runs = helpful_only_runs()
+    read = [
+        p
+        for s in helpful_only_full_files().values()
+        for f in s.values()
+        for p in f.values()
+    ]
+    full = [
+        *(["results/helpful_only/full/ar_answers.csv"] if helpful_only_full() else []),
+        *[p for seeds in helpful_only_full_adapters().values() for p in seeds.values()],
+        *{p.replace("/judged/", "/answers/") for p in read},  # a judged suite's answers
+        *[p for p in read if "/judged/" in p],
+        *helpful_only_full_outputs(),
+    ]
+    return [
+        *runs,
+        *[r.replace("/runs/", "/models/").removesuffix(".json") for r in runs],
+        "results/helpful_only/metrics/summary.json",
+        *full,
+        *figure_files("helpful_only", HELPFUL_ONLY_FIGURES),
+        "results/helpful_only/claims.json",
+    ]
