@@ -15,6 +15,7 @@ from snakemake.exceptions import WorkflowError
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common import runlock, schemas  # noqa: E402
 from repro.common.configcheck import ConfigError  # noqa: E402
+from repro.common.configerrors import explain  # noqa: E402
 from repro.common.device import visible_gpu_count  # noqa: E402
 from repro.common.downloadlock import (  # noqa: E402
     LockError,
@@ -22,7 +23,11 @@ from repro.common.downloadlock import (  # noqa: E402
     lock_settings,
     read_lock,
 )
-from repro.common.downloadplan import referenced_downloads, summary  # noqa: E402
+from repro.common.downloadplan import (  # noqa: E402
+    referenced_downloads,
+    summary,
+    unresolved_hosts,
+)
 from repro.common.parts import part_of, split_into_parts  # noqa: E402
 
 # The registered papers: adding a paper is one entry here (README "Adding a paper").
@@ -41,34 +46,47 @@ PAPERS = (
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
 
-def validate(data, schema):
-    """snakemake.utils.validate's check (defaults filled in, the same error), with each schema
-    file parsed once (repro.common.schemas: snakemake's re-reads a file per $ref)."""
+def validate(data, schema, prefix=()):
+    """snakemake.utils.validate's check (defaults filled in), with each schema file parsed once
+    (repro.common.schemas: snakemake's re-reads a file per $ref); an error names the key by
+    its dotted path under ``prefix`` (repro.common.configerrors), not the whole config.
+    """
     try:
         schemas.validate(data, SCHEMAS / schema)
     except jsonschema.ValidationError as error:
-        raise WorkflowError("Error validating config file.", error) from None
+        raise ConfigError(
+            explain(error, prefix, schemas.resolver(SCHEMAS / schema))
+        ) from None
+
+
+def config_sources():
+    """Where this run's config comes from, for its error messages."""
+    files = workflow.overwrite_configfiles or [
+        Path(workflow.basedir, "config", "config.yaml")
+    ]
+    overrides = " and --config" if workflow.config_settings.config else ""
+    return ", ".join(str(f) for f in files) + overrides
 
 
 def _validate_config():
     """The shared keys, then every paper's section with its own schema and cross-checks.
 
     An absent paper is disabled. Runs before any job, so a bad config stops the run with a
-    message naming the key.
+    short message naming the key and the config file.
     """
-    validate(config, "config.schema.yaml")
-    for name in config["papers"]:
-        if name not in PAPERS:
-            raise ConfigError(
-                f"papers.{name}: not a paper of this workflow; one of {PAPERS}"
-            )
-    for paper in PAPERS:
-        section = config["papers"].setdefault(paper, {"enabled": False})
-        try:
-            validate(section, f"{paper}.schema.yaml")
-        except WorkflowError as error:
-            raise ConfigError(f"papers.{paper}: {error}") from None
-        importlib.import_module(f"repro.{paper}.configcheck").check(config)
+    try:
+        validate(config, "config.schema.yaml")
+        for name in config["papers"]:
+            if name not in PAPERS:
+                raise ConfigError(
+                    f"papers.{name}: not a paper of this workflow (one of {', '.join(PAPERS)})"
+                )
+        for paper in PAPERS:
+            section = config["papers"].setdefault(paper, {"enabled": False})
+            validate(section, f"{paper}.schema.yaml", prefix=("papers", paper))
+            importlib.import_module(f"repro.{paper}.configcheck").check(config)
+    except ConfigError as error:
+        raise WorkflowError(f"{error}\n(config: {config_sources()})") from None
 
 
 _validate_config()
@@ -149,6 +167,14 @@ def ledger_claims(wildcards):
     }
 
 
+def unknown_target(wildcards):
+    """Stop: the target is not one of this workflow's (rule unknown_target)."""
+    raise WorkflowError(
+        f"'{wildcards.target}' is not a target of this workflow. Targets: a paper "
+        f"({', '.join(PAPERS)}), all (the default), downloads, or a file under results/."
+    )
+
+
 def report_front_page():
     """The report's front page: the ledger once claims_report has written it (results/ is in
     the working directory), a placeholder before the first run."""
@@ -200,6 +226,13 @@ def announce_downloads():
             expected_sha256(name, spec["url"], spec["sha256"], lock, lock_path, strict)
         except LockError as error:
             refused[name] = str(error)
+    hosts = unresolved_hosts(urls.values())
+    if hosts:
+        raise WorkflowError(
+            f"downloads: {len(urls)} file(s) to fetch, but no address for {', '.join(hosts)} "
+            "(no network here?). Fetch them where there is one (snakemake downloads "
+            "--configfile ...), copy results/downloads/ here, and run again."
+        )
     print(summary(urls, refused), flush=True)
     if refused:
         raise WorkflowError("\n".join(refused.values()))

@@ -59,3 +59,10 @@ def validate(data: dict[str, Any], schema_path: str | Path) -> None:
     path = Path(schema_path).resolve()
     registry, schemas = _registry(path.parent)
     DefaultValidator(schemas[path.name], registry=registry).validate(data)
+
+
+def resolver(schema_path: str | Path):
+    """A resolver of the ``$ref``s of the schema file (for messages about its errors)."""
+    path = Path(schema_path).resolve()
+    registry, schemas = _registry(path.parent)
+    return registry.resolver(base_uri=schemas[path.name]["$id"])
