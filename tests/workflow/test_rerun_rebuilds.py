@@ -1,0 +1,186 @@
+"""A rerun rebuilds what an interruption or a deleted file took away, with the same results.
+
+Real Snakemake on a copy of the tiny config's finished run (conftest's ``test_run``, which
+is also the uninterrupted reference). For every paper one intermediate of each kind it has
+(data, a training run, metrics, a figure) is deleted, and one data file is truncated; then
+the user's moves: the run stops at the truncated file, whose error says to delete it and
+rerun; Ctrl-C (SIGINT to the process group) stops each paper's training job once, with a
+second Snakemake started beside the first before it (the run lock turns it away); the same
+command is run again each time, until it finishes. Every metrics and claims file then
+equals the reference's, timings and provenance aside.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tests.conftest import ROOT, snakemake, snakemake_command, snakemake_env
+
+pytestmark = pytest.mark.workflow
+
+# per paper, under results/<paper>/: one intermediate of each kind the paper has, on its
+# cheapest chain (a data file, a training run, a metrics file, a figure)
+DELETED = {
+    "plsa": ["runs/csbm_gss", "metrics/csbm_gss.json", "figures/error_vs_edges.png"],
+    "qsurv": ["data/gbsg2.npz", "runs/gbsg2/part0", "metrics/gbsg2.json", "figures/ablation.png"],
+    "sbd": ["data/davis.npz", "decompositions/davis/sbd.npz", "metrics/davis.json"],
+    "delta_mem": ["models/delta_mem_q_only/seed0.pt", "metrics/delta_mem_q_only.json"],
+    "helpful_only": ["runs/decorrelated/seed1.json", "metrics/summary.json"],
+    "st_reliability": ["models/no_shared_program/seed1/part0", "eval/no_shared_program/seed1.json"],
+    "malora": ["metrics/linear/seed1.json", "metrics/summary.json", "figures/table.png"],
+    "r3_adapter": ["runs/lora_r2.json", "metrics/lora_r2.json", "figures/table.png"],
+}
+FIGURES = {  # the other papers' figure kind
+    "sbd": "figures/greedy_trace.png",
+    "delta_mem": "figures/cost.png",
+    "helpful_only": "figures/bars.png",
+    "st_reliability": "figures/gene_map.png",
+}
+TRUNCATED = "results/plsa/data/csbm_gss.npz"  # the advice "delete it and rerun" is followed
+TRAINING = {  # the rule that trains (SBD: decomposes) each paper's models
+    "plsa": "plsa_train",
+    "qsurv": "qsurv_train",
+    "sbd": "sbd_decompose",
+    "delta_mem": "delta_mem_train",
+    "helpful_only": "helpful_only_train",
+    "st_reliability": "st_reliability_train",
+    "malora": "malora_train_linear",
+    "r3_adapter": "r3_adapter_train",
+}
+# measured on the machine's clock, not recomputed from the data: left out of the comparison
+VOLATILE = re.compile(r"seconds|_ms$|^speedup|wall_time|peak_memory|started_at|hostname|^pid$")
+TIMED_CLAIMS = {"speedup_bound", "spmm_speedup"}  # SBD's verdicts on SpMM timings
+JOB = re.compile(r"^(?:local)?rule (\w+):$")
+
+
+def _args(test_config: Path) -> list[str]:
+    return ["--cores", "1", "--configfile", str(test_config)]
+
+
+def _stable(value):
+    if isinstance(value, dict):
+        return {
+            k: _stable(v) for k, v in value.items() if k != "provenance" and not VOLATILE.search(k)
+        }
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+def _timed_claims(test_config: Path) -> set[str]:
+    config = yaml.safe_load(test_config.read_text())
+    return {
+        cid
+        for section in config["papers"].values()
+        for cid, spec in (section.get("claims") or {}).items()
+        if spec.get("kind") in TIMED_CLAIMS
+    }
+
+
+def _assert_same(path: Path, reference: Path, timed: set[str]) -> None:
+    if path.suffix == ".json":
+        ours, theirs = json.loads(path.read_text()), json.loads(reference.read_text())
+        if path.name == "claims.json":
+            ours = {k: v for k, v in ours.items() if k not in timed}
+            theirs = {k: v for k, v in theirs.items() if k not in timed}
+        assert _stable(ours) == _stable(theirs), path
+    elif path.suffix == ".npz":
+        with np.load(path) as ours, np.load(reference) as theirs:
+            assert sorted(ours) == sorted(theirs), path
+            for key in ours:
+                np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{path}: {key}")
+    else:
+        assert path.stat().st_size > 0, path
+
+
+def _start(workdir: Path, test_config: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        snakemake_command(*_args(test_config), workdir=workdir),
+        env=snakemake_env(),
+        cwd=ROOT,
+        start_new_session=True,  # Ctrl-C reaches the whole process group, as in a terminal
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _training_job(process: subprocess.Popen, papers: set[str]) -> tuple[str, str] | None:
+    """Read the run's output up to the start of a training job of one of ``papers``:
+    (paper, its log file); None if the run ends first."""
+    rule = None
+    for line in process.stdout:
+        if match := JOB.match(line.strip()):
+            rule = match.group(1)
+        elif rule and line.strip().startswith("log: "):
+            paper = next((p for p in papers if TRAINING[p] == rule), None)
+            if paper:
+                return paper, line.strip().removeprefix("log: ").split(",")[0]
+            rule = None
+    return None
+
+
+def _wait_for_work(log: Path, process: subprocess.Popen) -> None:
+    """Until the job has started its work (its first log line comes after the imports)."""
+    deadline = time.monotonic() + 300
+    while not (log.exists() and "start-up" in log.read_text()):
+        assert process.poll() is None and time.monotonic() < deadline, log
+        time.sleep(0.2)
+
+
+def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, test_config):
+    workdir = tmp_path / "run"
+    shutil.copytree(test_run.parent, workdir, ignore=shutil.ignore_patterns("locks", "log"))
+    results = workdir / "results"
+    for paper, paths in DELETED.items():
+        for path in [*paths, *([FIGURES[paper]] if paper in FIGURES else [])]:
+            target = results / paper / path
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+    (workdir / TRUNCATED).write_bytes((workdir / TRUNCATED).read_bytes()[:100])
+
+    # the run stops at the truncated file and says what to do; doing it works (below)
+    stopped = snakemake(*_args(test_config), workdir=workdir, check=False)
+    assert stopped.returncode != 0
+    assert f"{TRUNCATED}: cannot read" in (workdir / "logs/plsa/train/csbm_gss.log").read_text()
+    (workdir / TRUNCATED).unlink()
+
+    # Ctrl-C during each paper's training job, then the same command again
+    interrupted, pending = [], set(TRAINING)
+    while pending:
+        run = _start(workdir, test_config)
+        found = _training_job(run, pending)
+        if found is None:
+            break
+        paper, log = found
+        _wait_for_work(workdir / log, run)
+        if not interrupted:  # a second run beside this one is turned away at once
+            second = snakemake(*_args(test_config), workdir=workdir, check=False, timeout=120)
+            output = second.stdout + second.stderr
+            assert second.returncode != 0 and f"process {run.pid} " in output, output[-2000:]
+            assert "IncompleteFilesException" not in output
+        os.killpg(run.pid, signal.SIGINT)
+        run.communicate(timeout=120)
+        interrupted.append(paper)
+        pending.discard(paper)
+    assert not pending, f"no training job of {sorted(pending)} ran: {interrupted}"
+
+    snakemake(*_args(test_config), workdir=workdir)
+    dry = snakemake("-n", *_args(test_config), workdir=workdir)
+    assert "Nothing to be done" in dry.stdout + dry.stderr
+    timed = _timed_claims(test_config)
+    for paper in DELETED:
+        for path in sorted((results / paper).rglob("*")):
+            relative = path.relative_to(results)
+            if path.is_file() and relative.parts[1] != "benchmarks":
+                _assert_same(path, test_run / relative, timed)
