@@ -30,7 +30,7 @@ from repro.common.downloadplan import (  # noqa: E402
 )
 from repro.common.parts import part_of, split_into_parts  # noqa: E402
 
-# The registered papers: adding a paper is one entry here (README "Adding a paper").
+# The registered papers: adding a paper is one entry here (docs/adding_a_paper.md).
 PAPERS = (
     "qsurv",
     "plsa",

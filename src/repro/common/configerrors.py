@@ -21,7 +21,7 @@ UNKNOWN_KEYS = ("additionalProperties", "unevaluatedProperties")
 
 
 def dotted(parts: Iterable[Any]) -> str:
-    """``papers.plsa.seeds[1]`` from the parts of a path into the config."""
+    """``papers.<id>.seeds[1]`` from the parts of a path into the config."""
     text = ""
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else f".{part}"

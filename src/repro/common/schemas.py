@@ -2,7 +2,7 @@
 
 ``snakemake.utils.validate`` (9.27) reads and parses a schema file from disk again for every
 ``$ref`` it follows: about 800 YAML loads per validation of this workflow's config, most of
-the CPU of a ``snakemake -n`` (measured: docs in README "Measured timings"). This does the same
+the CPU of a ``snakemake -n`` (measured: docs/timings.md). This does the same
 validation (JSON Schema 2020-12, defaults filled in as snakemake's ``set_default=True`` does)
 with the schemas of one folder parsed once per process and cached.
 """
