@@ -17,7 +17,7 @@ export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
 export OMP_WAIT_POLICY ?= passive
 
-.PHONY: install run test report lint clean
+.PHONY: install run replicate test report lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,16 @@ run: install
 	$(BIN)/snakemake --report results/report.html
 	@echo "Results: results/claims.md and results/report.html"
 
+# The whole default again on an independent seed set (every seed + 1000), in its own folder,
+# then results/replication.md: each claim's verdict on both seed sets and on the pooled seeds
+REPLICATE_DIR ?= replication/seeds_b
+replicate: run
+	$(BIN)/snakemake -s $(CURDIR)/Snakefile --workflow-profile workflow/profiles/local \
+		--cores $(CORES) --directory $(REPLICATE_DIR) \
+		--configfile $(CURDIR)/config/config.yaml $(CURDIR)/config/overlays/seeds_b.yaml
+	$(BIN)/python -m repro.common.replication report results $(REPLICATE_DIR)/results \
+		--output results/replication.md
+
 test: install
 	$(BIN)/python -m pytest
 
@@ -53,4 +63,4 @@ lint: install
 	$(BIN)/snakemake --lint
 
 clean:
-	rm -rf results .snakemake
+	rm -rf results .snakemake replication

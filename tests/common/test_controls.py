@@ -188,3 +188,20 @@ def test_configcheck_requires_the_record():
     bad = _spec(positive="no_such_arm")
     with pytest.raises(ConfigError, match="c.controls.positive.set.method: 'no_such_arm'"):
         check_claim_specs("p", {"claims": {"c": bad}}, ["beats"], {"method": set(ARMS)})
+
+
+@pytest.mark.parametrize(
+    "parts,expected",
+    [
+        # a contradicted part decides even beside a part that could not be judged
+        ([REPRODUCED, CONTRADICTED, "not reproduced"], CONTRADICTED),
+        (["not reproduced", CONTRADICTED], CONTRADICTED),
+        ([REPRODUCED, "not reproduced", INCONCLUSIVE], "not reproduced"),
+        ([REPRODUCED, INCONCLUSIVE, REPRODUCED], INCONCLUSIVE),
+        ([REPRODUCED, REPRODUCED, REPRODUCED], REPRODUCED),
+    ],
+)
+def test_combined_verdict_by_hand(parts, expected):
+    from repro.common.claims import combined_verdict
+
+    assert combined_verdict(parts) == expected

@@ -70,6 +70,9 @@ class Claim:
     registered: str = ""  # the date the criterion was written
     revised: tuple[dict, ...] = ()  # {date, what, why}: changes after results were seen
     at_registered_seeds: dict | None = None  # the verdict at the seeds first registered
+    # part label ("" for a single comparison) -> {seed: A − B oriented so positive favours
+    # A}: what a replication pools with another seed set's (repro.common.replication)
+    differences: dict = dataclasses.field(default_factory=dict)
 
 
 def _missing(value) -> bool:
@@ -287,6 +290,7 @@ def paired_claim(
         spec.get("paper_value"),
         _join(details, f"per-seed differences {_fmt(diff.differences)}; {diff.text()}"),
         (diff.low, diff.high),
+        differences={"": dict(zip(sorted(a), diff.differences, strict=True))},
     )
     registered = spec.get("registered_seeds")
     if registered and set(registered) != set(a):
@@ -429,7 +433,20 @@ def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
         id=claim_id,
         verdict=verdict,
         details=f"{listed}; least favourable: {label}" if len(parts) > 1 else worst.details,
+        differences=_part_differences(parts),
     )
+
+
+def _part_differences(parts: list[tuple[str, Claim]]) -> dict:
+    """Every paired part's per-seed differences under its label; empty when a part has none
+    (a threshold condition: the claim cannot be pooled over seed sets)."""
+    if not all(c.differences for _, c in parts):
+        return {}
+    return {
+        "/".join(x for x in (label, inner) if x): values
+        for label, c in parts
+        for inner, values in c.differences.items()
+    }
 
 
 def compare_methods(
