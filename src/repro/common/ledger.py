@@ -62,7 +62,7 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def _measured(entry: Mapping[str, Any]) -> str:
+def measured_text(entry: Mapping[str, Any]) -> str:
     text = _number(entry.get("measured"))
     interval = entry.get("interval")
     if interval and None not in interval:
@@ -179,7 +179,7 @@ def rows(entries, with_paper: bool):
         cells = [e["claim"]]
         if with_paper:
             cells.append(_number(e.get("paper_value")))
-        cells += [_measured(e), criterion_text(e), verdict_text(e)]
+        cells += [measured_text(e), criterion_text(e), verdict_text(e)]
         if with_paper:
             cells.append(controls_text(e))
         cells.append(e.get("details") or "")
