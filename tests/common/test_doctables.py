@@ -52,10 +52,10 @@ def test_every_results_table_is_generated_and_stamped(doc):
 def test_a_block_is_drawn_again_from_a_run_and_stamped(tmp_path):
     results = tmp_path / "results"
     (results / "plsa" / "metrics").mkdir(parents=True)
-    claims = {
-        "gain": check("gain", "PLSA gains", 0.05, {"op": ">", "threshold": 0}).__dict__,
-        "exact": as_check(check("exact", "exact", 0.0, {"op": "<=", "threshold": 0})).__dict__,
-    }
+    claims = [
+        check("gain", "PLSA gains", 0.05, {"op": ">", "threshold": 0}).__dict__,
+        as_check(check("exact", "exact", 0.0, {"op": "<=", "threshold": 0})).__dict__,
+    ]
     (results / "plsa" / "claims.json").write_text(json.dumps(claims))
     provenance = {"provenance": {"git_commit": "0123456789abcdef0123"}}
     (results / "plsa" / "metrics" / "x.json").write_text(json.dumps(provenance))

@@ -57,8 +57,7 @@ def table(kind: str, paper_results: Path) -> str:
     if kind not in ("claims", "checks"):
         own = importlib.import_module(f"repro.{paper_results.name}.doctables")
         return own.TABLES[kind](paper_results)
-    entries = json.loads((paper_results / "claims.json").read_text()).values()
-    claims, checks = split(list(entries))
+    claims, checks = split(json.loads((paper_results / "claims.json").read_text()))
     chosen = {"claims": claims, "checks": checks}[kind]
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for e in chosen:
