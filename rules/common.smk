@@ -148,7 +148,7 @@ def paper_target(paper):
 
 
 def default_target(wildcards):
-    """The input of rule all: the ledger and every enabled paper's products. A command that
+    """What rule all asks for, the ledger and every enabled paper's products. A command that
     only reads results (--report, --summary, --dag) covers the papers that have run, as a
     report can show only files that exist."""
     papers = [p for p in enabled_papers() if executing() or has_run(p)]
@@ -314,8 +314,8 @@ def take_run_lock():
 
 
 def run_lock(wildcards):
-    """An input of every target rule that takes the run lock while Snakemake builds the DAG:
-    onstart comes after its check for incomplete files, whose advice (--rerun-incomplete)
-    would start a second run on the files of a running one."""
+    """An input of every target rule, taking the run lock while Snakemake builds the DAG
+    (onstart comes after its check for incomplete files, whose advice, --rerun-incomplete,
+    would start a second run on the files of a running one)."""
     take_run_lock()
     return []

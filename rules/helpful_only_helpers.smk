@@ -154,25 +154,28 @@ HELPFUL_ONLY_JUDGED_WILDCARDS = {
 
 def helpful_only_products():
     """Every file helpful-only's rules make (its target asks for all: paper_products)."""
-    runs = helpful_only_runs()
-    read = [
-        p
-        for s in helpful_only_full_files().values()
-        for f in s.values()
-        for p in f.values()
+    section, full = helpful_only_config(), helpful_only_full()
+    models = [
+        f"results/helpful_only/models/{prior}/seed{seed}"
+        for prior in helpful_only_priors()
+        for seed in section.get("seeds", [])
     ]
-    full = [
-        *(["results/helpful_only/full/ar_answers.csv"] if helpful_only_full() else []),
-        *[p for seeds in helpful_only_full_adapters().values() for p in seeds.values()],
-        *{p.replace("/judged/", "/answers/") for p in read},  # a judged suite's answers
-        *[p for p in read if "/judged/" in p],
-        *helpful_only_full_outputs(),
+    answered = [  # every suite's answers; the judged suites' verdicts too
+        f"results/helpful_only/full/{step}/{variant}/seed{seed}/{suite}.json"
+        for variant in helpful_only_full_variants()
+        for seed in full.get("seeds", [])
+        for suite in helpful_only_full_suites()
+        for step in ("answers", "judged")
+        if step == "answers" or suite in HELPFUL_ONLY_SUITES_JUDGED
     ]
     return [
-        *runs,
-        *[r.replace("/runs/", "/models/").removesuffix(".json") for r in runs],
+        *helpful_only_runs(),
+        *models,
         "results/helpful_only/metrics/summary.json",
-        *full,
+        *(["results/helpful_only/full/ar_answers.csv"] if full else []),
+        *[p for seeds in helpful_only_full_adapters().values() for p in seeds.values()],
+        *answered,
+        *helpful_only_full_outputs(),
         *figure_files("helpful_only", HELPFUL_ONLY_FIGURES),
         "results/helpful_only/claims.json",
     ]
