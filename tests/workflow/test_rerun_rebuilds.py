@@ -2,8 +2,9 @@
 
 Real Snakemake on a copy of the tiny config's finished run (conftest's ``test_run``, which
 is also the uninterrupted reference). For every paper one intermediate of each kind it has
-(data, a training run, metrics, a figure) is deleted, and one data file is truncated; then
-the user's moves: the run stops at the truncated file, whose error says to delete it and
+(data, a training run, metrics, a figure) is deleted: a dry run then schedules every one of
+them. For real, paper by paper (half of them in make test, the other half with -m slow): one
+data file is truncated, and the run stops at it with an error that says to delete it and
 rerun; Ctrl-C (SIGINT to the process group) stops each paper's training job once, with a
 second Snakemake started beside the first before it (the run lock turns it away); the same
 command is run again each time, until it finishes. Every metrics and claims file then
@@ -48,6 +49,9 @@ FIGURES = {  # the other papers' figure kind
     "st_reliability": "figures/gene_map.png",
 }
 TRUNCATED = "results/plsa/data/csbm_gss.npz"  # the advice "delete it and rerun" is followed
+# make test runs the cheaper half for real (the dry run above covers all eight); -m slow the rest
+CHEAP = ["plsa", "qsurv", "sbd", "malora"]
+HEAVY = ["delta_mem", "helpful_only", "st_reliability", "r3_adapter"]
 TRAINING = {  # the rule that trains (SBD: decomposes) each paper's models
     "plsa": "plsa_train",
     "qsurv": "qsurv_train",
@@ -138,27 +142,52 @@ def _wait_for_work(log: Path, process: subprocess.Popen) -> None:
         time.sleep(0.2)
 
 
-def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, test_config):
-    workdir = tmp_path / "run"
-    # the finished run without its logs (a job's log tells below when its work has begun)
-    ignore = shutil.ignore_patterns("locks", "log", "logs")
-    shutil.copytree(test_run.parent, workdir, ignore=ignore)
+def _finished_copy(test_run: Path, workdir: Path, papers) -> Path:
+    """A copy of the finished run (without its logs: a job's log tells below when its work
+    has begun), with the papers' intermediates deleted; returns its results/."""
+    shutil.copytree(test_run.parent, workdir, ignore=shutil.ignore_patterns("locks", "log", "logs"))
     results = workdir / "results"
-    for paper, paths in DELETED.items():
-        for path in [*paths, *([FIGURES[paper]] if paper in FIGURES else [])]:
+    for paper in papers:
+        for path in [*DELETED[paper], *([FIGURES[paper]] if paper in FIGURES else [])]:
             target = results / paper / path
             shutil.rmtree(target) if target.is_dir() else target.unlink()
-    (workdir / TRUNCATED).write_bytes((workdir / TRUNCATED).read_bytes()[:100])
+    return results
 
-    # the paper's run stops at the truncated file and says what to do; doing it works (below)
-    stopped = snakemake(*_args(test_config), "plsa", workdir=workdir, check=False)
-    assert stopped.returncode != 0
-    log = (workdir / "logs/plsa/train/csbm_gss.log").read_text()
-    assert f"{TRUNCATED}: cannot read" in log and "delete it and run the same" in log, log[-2000:]
-    (workdir / TRUNCATED).unlink()
+
+def test_a_dry_run_after_deletions_schedules_every_deleted_file(tmp_path, test_run, test_config):
+    results = _finished_copy(test_run, tmp_path / "run", DELETED)
+    dry = snakemake("-n", *_args(test_config), workdir=tmp_path / "run")
+    scheduled = {
+        f
+        for line in dry.stdout.splitlines()
+        if line.startswith("    output: ")
+        for f in line.removeprefix("    output: ").split(", ")
+    }
+    for paper in DELETED:
+        for path in [*DELETED[paper], *([FIGURES[paper]] if paper in FIGURES else [])]:
+            assert str((results / paper / path).relative_to(results.parent)) in scheduled, path
+
+
+@pytest.mark.parametrize(
+    "papers",
+    [
+        pytest.param(CHEAP, id="+".join(CHEAP)),
+        pytest.param(HEAVY, id="+".join(HEAVY), marks=pytest.mark.slow),
+    ],
+)
+def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, test_config, papers):
+    workdir = tmp_path / "run"
+    results = _finished_copy(test_run, workdir, papers)
+    if "plsa" in papers:  # the paper's run stops at a truncated file and says what to do
+        (workdir / TRUNCATED).write_bytes((workdir / TRUNCATED).read_bytes()[:100])
+        stopped = snakemake(*_args(test_config), "plsa", workdir=workdir, check=False)
+        assert stopped.returncode != 0
+        log = (workdir / "logs/plsa/train/csbm_gss.log").read_text()
+        assert f"{TRUNCATED}: cannot read" in log and "delete it and run the same" in log
+        (workdir / TRUNCATED).unlink()  # as it says; rebuilt below
 
     # Ctrl-C during each paper's training job, then the same command again
-    interrupted, pending = [], set(TRAINING)
+    interrupted, pending = [], set(papers)
     while pending:
         run = _start(workdir, test_config)
         found = _training_job(run, pending)
@@ -177,11 +206,11 @@ def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, tes
         pending.discard(paper)
     assert not pending, f"no training job of {sorted(pending)} ran: {interrupted}"
 
-    snakemake(*_args(test_config), workdir=workdir)
+    snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
     dry = snakemake("-n", *_args(test_config), workdir=workdir)
     assert "Nothing to be done" in dry.stdout + dry.stderr
     timed = _timed_claims(test_config)
-    for paper in DELETED:
+    for paper in papers:
         for path in sorted((results / paper).rglob("*")):
             relative = path.relative_to(results)
             if path.is_file() and relative.parts[1] != "benchmarks":
