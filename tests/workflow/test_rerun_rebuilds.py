@@ -5,10 +5,10 @@ is also the uninterrupted reference). For every paper one intermediate of each k
 (data, a training run, metrics, a figure) is deleted: a dry run then schedules every one of
 them. For real, paper by paper (half of them in make test, the other half with -m slow): one
 data file is truncated, and the run stops at it with an error that says to delete it and
-rerun; Ctrl-C (SIGINT to the process group) stops each paper's training job once, with a
-second Snakemake started beside the first before it (the run lock turns it away); the same
-command is run again each time, until it finishes. Every metrics and claims file then
-equals the reference's, timings and provenance aside.
+rerun; Ctrl-C (SIGINT to the process group) stops each paper's training job once; the same
+command is run again each time, until it finishes, with a second Snakemake started beside
+the last run (the run lock turns it away). Every metrics and claims file then equals the
+reference's, timings and provenance aside.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ FIGURES = {  # the other papers' figure kind
     "st_reliability": "figures/gene_map.png",
 }
 TRUNCATED = "results/plsa/data/csbm_gss.npz"  # the advice "delete it and rerun" is followed
-# make test runs the cheaper half for real (the dry run above covers all eight); -m slow the rest
+# make test rebuilds the cheaper half for real (the dry-run test covers all eight); -m slow the rest
 CHEAP = ["plsa", "qsurv", "sbd", "malora"]
 HEAVY = ["delta_mem", "helpful_only", "st_reliability", "r3_adapter"]
 TRAINING = {  # the rule that trains (SBD: decomposes) each paper's models
@@ -68,8 +68,8 @@ TIMED_CLAIMS = {"speedup_bound", "spmm_speedup"}  # SBD's verdicts on SpMM timin
 JOB = re.compile(r"^(?:local)?rule (\w+):$")
 
 
-def _args(test_config: Path) -> list[str]:
-    return ["--cores", "1", "--configfile", str(test_config)]
+def _args(test_config: Path, cores: int = 1) -> list[str]:
+    return ["--cores", str(cores), "--configfile", str(test_config)]
 
 
 def _stable(value):
@@ -107,9 +107,9 @@ def _assert_same(path: Path, reference: Path, timed: set[str]) -> None:
         assert path.stat().st_size > 0, path
 
 
-def _start(workdir: Path, test_config: Path) -> subprocess.Popen:
+def _start(workdir: Path, test_config: Path, cores: int = 1) -> subprocess.Popen:
     return subprocess.Popen(
-        snakemake_command(*_args(test_config), workdir=workdir),
+        snakemake_command(*_args(test_config, cores), workdir=workdir),
         env=snakemake_env(),
         cwd=ROOT,
         start_new_session=True,  # Ctrl-C reaches the whole process group, as in a terminal
@@ -119,17 +119,20 @@ def _start(workdir: Path, test_config: Path) -> subprocess.Popen:
     )
 
 
-def _training_job(process: subprocess.Popen, papers: set[str]) -> tuple[str, str] | None:
+def _training_job(process: subprocess.Popen, papers: set[str]):
     """Read the run's output up to the start of a training job of one of ``papers``:
-    (paper, its log file); None if the run ends first."""
-    rule = None
+    (paper, its outputs, its log file); None if the run ends first."""
+    rule, outputs = None, []
     for line in process.stdout:
+        field, _, value = line.strip().partition(": ")
         if match := JOB.match(line.strip()):
-            rule = match.group(1)
-        elif rule and line.strip().startswith("log: "):
+            rule, outputs = match.group(1), []
+        elif rule and field == "output":
+            outputs = value.split(", ")
+        elif rule and field == "log":
             paper = next((p for p in papers if TRAINING[p] == rule), None)
             if paper:
-                return paper, line.strip().removeprefix("log: ").split(",")[0]
+                return paper, outputs, value.split(", ")[0]
             rule = None
     return None
 
@@ -198,20 +201,28 @@ def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, tes
         found = _training_job(run, pending)
         if found is None:
             break
-        paper, log = found
+        paper, outputs, log = found
         _wait_for_work(workdir / log, run)
-        if not interrupted:  # a second run beside this one is turned away at once
-            second = snakemake(*_args(test_config), workdir=workdir, check=False, timeout=120)
-            output = second.stdout + second.stderr
-            assert second.returncode != 0 and f"process {run.pid} " in output, output[-2000:]
-            assert "IncompleteFilesException" not in output
         os.killpg(run.pid, signal.SIGINT)
         run.communicate(timeout=120)
+        # stopped in the middle: Snakemake removed what the job had begun to write
+        assert not all((workdir / f).exists() for f in outputs), outputs
         interrupted.append(paper)
         pending.discard(paper)
     assert not pending, f"no training job of {sorted(pending)} ran: {interrupted}"
 
-    snakemake("--cores", "2", "--configfile", str(test_config), workdir=workdir)
+    # the run to the end, and a second one started beside it, turned away at once
+    final = _start(workdir, test_config, cores=2)
+    lock = workdir / "results" / ".run.lock"
+    while f"process {final.pid} " not in (lock.read_text() if lock.exists() else ""):
+        assert final.poll() is None, final.communicate()[0][-3000:]
+        time.sleep(0.2)
+    second = snakemake(*_args(test_config), workdir=workdir, check=False, timeout=120)
+    output = second.stdout + second.stderr
+    assert second.returncode != 0 and f"process {final.pid} " in output, output[-2000:]
+    assert "IncompleteFilesException" not in output
+    log, _ = final.communicate(timeout=1800)
+    assert final.returncode == 0, log[-3000:]
     dry = snakemake("-n", *_args(test_config), workdir=workdir)
     assert "Nothing to be done" in dry.stdout + dry.stderr
     timed = _timed_claims(test_config)
