@@ -188,7 +188,7 @@ def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, tes
     results = _finished_copy(test_run, workdir, papers)
     if "plsa" in papers:  # the paper's run stops at a truncated file and says what to do
         (workdir / TRUNCATED).write_bytes((workdir / TRUNCATED).read_bytes()[:100])
-        stopped = snakemake(*_args(test_config), "plsa", workdir=workdir, check=False)
+        stopped = snakemake("plsa", *_args(test_config), workdir=workdir, check=False)
         assert stopped.returncode != 0
         log = (workdir / "logs/plsa/train/csbm_gss.log").read_text()
         assert f"{TRUNCATED}: cannot read" in log and "delete it and run the same" in log
