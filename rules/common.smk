@@ -302,7 +302,8 @@ def _hold_run_lock():
 
 def take_run_lock():
     """Hold results/.run.lock until this run ends, or stop naming the run that holds it.
-    Only the main process of a run takes it (not a dry run, not a cluster job, not --nolock).
+    Only the main process of a run takes it (not a dry run, not a cluster job, not --nolock);
+    returns whether this process holds it.
     """
     if (
         executing()
@@ -311,11 +312,15 @@ def take_run_lock():
         and workflow.execution_settings.lock
     ):
         _hold_run_lock()
+        return True
+    return False
 
 
 def run_lock(wildcards):
-    """An input of every target rule, taking the run lock while Snakemake builds the DAG
-    (onstart comes after its check for incomplete files, whose advice, --rerun-incomplete,
-    would start a second run on the files of a running one)."""
-    take_run_lock()
+    """An input of every target rule, taking the run lock while Snakemake builds the DAG,
+    before its check for incomplete files. Holding the lock, no other run is alive, so a file
+    marked incomplete was left by a run that was stopped (Ctrl-C, a kill): its job is rerun,
+    as --rerun-incomplete would, and the same command just works again."""
+    if take_run_lock():
+        workflow.dag_settings.force_incomplete = True
     return []
