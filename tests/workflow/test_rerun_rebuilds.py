@@ -136,9 +136,11 @@ def _training_job(process: subprocess.Popen, papers: set[str]) -> tuple[str, str
 
 
 def _wait_for_work(log: Path, process: subprocess.Popen) -> None:
-    """Until the job has started its work (its first log line comes after the imports)."""
+    """Until the job has started its work: its log's first line comes after the imports (a
+    log an earlier try of the job left is appended to)."""
+    before = log.stat().st_size if log.exists() else 0
     deadline = time.monotonic() + 300
-    while not (log.exists() and "start-up" in log.read_text()):
+    while not (log.exists() and "start-up" in log.read_text()[before:]):
         assert process.poll() is None and time.monotonic() < deadline, log
         time.sleep(0.2)
 
