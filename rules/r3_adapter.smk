@@ -147,8 +147,7 @@ rule r3_adapter_claims:
 
 rule r3_adapter:
     input:
-        claims="results/r3_adapter/claims.json",
-        figures=r3_adapter_figures(),
+        paper_target("r3_adapter"),
 
 
 # --- full scale: real backbones on real image pairs (papers.r3_adapter.full_scale) -------

@@ -254,14 +254,7 @@ rule sbd_claims:
         noise=sbd_study_metrics("noise_study"),
         oracles="results/sbd/metrics/noise_study/oracles.json",
         sign=sbd_study_metrics("sign_study"),
-        figures=[
-            "results/sbd/figures/compression_speedup.png",
-            "results/sbd/figures/speedup_vs_cf.png",
-            "results/sbd/figures/greedy_trace.png",
-            "results/sbd/figures/recovery_heatmap.png",
-            "results/sbd/figures/sign_study.png",
-            "results/sbd/figures/time_vs_edges.png",
-        ],
+        figures=[f"results/sbd/figures/{name}.png" for name in SBD_FIGURES],
     output:
         claims="results/sbd/claims.json",
     log:
@@ -278,4 +271,4 @@ rule sbd_claims:
 
 rule sbd:
     input:
-        "results/sbd/claims.json",
+        paper_target("sbd"),

@@ -282,6 +282,4 @@ rule st_reliability_claims:
 
 rule st_reliability:
     input:
-        "results/st_reliability/claims.json",
-        st_reliability_se_embeddings(),
-        expand("results/st_reliability/figures/{name}.png", name=ST_RELIABILITY_FIGURES),
+        paper_target("st_reliability"),

@@ -173,6 +173,19 @@ def test_front_page_links_open_each_papers_page():
     assert not any(" " in link for link in links)  # reST would have dropped spaces
 
 
+def test_papers_not_run_are_listed_as_such():
+    not_run = ["QSurv", "PLSA"]
+    markdown = claims_markdown(PAPERS[:1], not_run)
+    assert "(4 claims of 1 papers; 2 not run)" in markdown
+    assert "| QSurv | not run | – | – | – | – | – |" in markdown
+    assert "## QSurv" not in markdown and "## δ-Mem" in markdown
+    body = _snakemake_render(claims_rst(PAPERS[:1], PAGES[:1], not_run))
+    plain = " ".join(re.sub(r"<[^>]+>", " ", body).split())
+    assert body.count("<tr>") == 4  # header, the paper that ran, the two that did not
+    assert "QSurv not run – – – – – " in plain + " "
+    assert body.count("javascript:") == 1  # only the paper that ran has a page to open
+
+
 class _Cells(html.parser.HTMLParser):
     """The text of every table cell, per table."""
 
