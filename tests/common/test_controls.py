@@ -180,11 +180,11 @@ def test_fragile_by_hand(verdict, interval, edges, expected):
 
 def test_configcheck_requires_the_record():
     good = {"claims": {"c": _spec()}}
-    check_claim_specs("p", good, ["beats"], {"method": set(ARMS)}, require_controls=True)
+    check_claim_specs("p", good, ["beats"], {"method": set(ARMS)})
     for missing in ("registered", "controls"):
         spec = {k: v for k, v in _spec().items() if k != missing}
         with pytest.raises(ConfigError, match=f"papers.p.claims.c.{missing}: missing"):
-            check_claim_specs("p", {"claims": {"c": spec}}, ["beats"], require_controls=True)
+            check_claim_specs("p", {"claims": {"c": spec}}, ["beats"])
     bad = _spec(positive="no_such_arm")
     with pytest.raises(ConfigError, match="c.controls.positive.set.method: 'no_such_arm'"):
         check_claim_specs("p", {"claims": {"c": bad}}, ["beats"], {"method": set(ARMS)})

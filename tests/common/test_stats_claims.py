@@ -91,18 +91,18 @@ def _pair(shift, noise=0.002):
     return {s: base[s] + shift + jitter[s] for s in SEEDS}, base
 
 
-MIN_EFFECT = 0.005
+MIN_EFFECT = 0.005  # the margin these tests write into a beats criterion
 
 
 @pytest.mark.parametrize(
     ("test", "delta", "shift", "higher", "verdict"),
     [
-        ("beats", None, 0.02, True, REPRODUCED),
-        ("beats", None, -0.02, True, CONTRADICTED),
-        ("beats", None, 0.0, True, CONTRADICTED),  # interval below the minimum effect
-        ("beats", None, 0.005, True, INCONCLUSIVE),  # interval straddles the minimum effect
-        ("beats", None, -0.02, False, REPRODUCED),  # lower is better: A below B wins
-        ("beats", 0.05, 0.02, True, CONTRADICTED),  # the paper's own delta wins over MIN_EFFECT
+        ("beats", MIN_EFFECT, 0.02, True, REPRODUCED),
+        ("beats", MIN_EFFECT, -0.02, True, CONTRADICTED),
+        ("beats", MIN_EFFECT, 0.0, True, CONTRADICTED),  # interval below the minimum effect
+        ("beats", MIN_EFFECT, 0.005, True, INCONCLUSIVE),  # straddles the minimum effect
+        ("beats", MIN_EFFECT, -0.02, False, REPRODUCED),  # lower is better: A below B wins
+        ("beats", 0.05, 0.02, True, CONTRADICTED),  # a larger margin: 0.02 is not enough
         ("matches", 0.01, 0.0, True, REPRODUCED),
         ("matches", 0.01, 0.02, True, CONTRADICTED),  # two-sided: better by too much fails
         ("matches", 0.01, -0.02, True, CONTRADICTED),
@@ -115,7 +115,7 @@ MIN_EFFECT = 0.005
 )
 def test_paired_verdicts(test, delta, shift, higher, verdict):
     a, b = _pair(shift)
-    claim = paired_claim("c", _spec(test, delta, higher), a, b, min_effect=MIN_EFFECT)
+    claim = paired_claim("c", _spec(test, delta, higher), a, b)
     assert claim.verdict == verdict, claim
     sign = 1 if higher else -1
     assert claim.measured == pytest.approx(sign * shift, abs=0.003)
@@ -125,8 +125,9 @@ def test_paired_verdicts(test, delta, shift, higher, verdict):
 
 
 def test_beats_without_a_margin_is_an_error():
+    """The margin is the config's: no metric-wide minimum effect to fall back on."""
     a, b = _pair(0.02)
-    with pytest.raises(ValueError, match="minimum effect"):
+    with pytest.raises(KeyError, match="delta"):
         paired_claim("c", _spec("beats"), a, b)
 
 
@@ -134,7 +135,7 @@ def test_paired_claim_ignores_a_spread_that_pairing_removes():
     """Seeds differ a lot, A − B is steady: paired beats, as an unpaired z could not."""
     a, b = _pair(0.01, noise=0.001)
     assert np.std(list(b.values())) > 0.05
-    assert paired_claim("c", _spec("beats"), a, b, min_effect=MIN_EFFECT).verdict == REPRODUCED
+    assert paired_claim("c", _spec("beats", MIN_EFFECT), a, b).verdict == REPRODUCED
 
 
 def _coverage(method, n, shift, trials=2000):
@@ -158,9 +159,9 @@ def test_the_claims_interval_covers(n, shift):
 def test_the_percentile_bootstrap_undercovers_at_five_seeds_so_claims_use_t():
     assert _coverage("bootstrap", 5, 0.0, trials=600) < 0.90
     a, b = _pair(0.02)
-    spec = _spec("beats")
+    spec = _spec("beats", MIN_EFFECT)
     spec["criterion"]["interval"] = "bootstrap"
-    claim = paired_claim("c", spec, a, b, min_effect=MIN_EFFECT)
+    claim = paired_claim("c", spec, a, b)
     assert "t interval, n = 5" in claim.details
 
 
@@ -202,7 +203,7 @@ def _document(values):
     }
 
 
-def _comparison(test="beats", delta=None):
+def _comparison(test="beats", delta=MIN_EFFECT):
     return {
         "kind": "comparison",
         "claim": "ours beats both",
@@ -219,41 +220,39 @@ def test_comparison_needs_every_baseline_and_reports_the_least_favourable():
     weak = [v - 0.10 for v in ours]
     strong = [v + d for v, d in zip(ours, [0.01, -0.012, 0.004, 0.0, -0.003], strict=True)]
     doc = {"d": _document({"ours": ours, "weak": weak, "strong": strong})}
-    claim = comparison_claim("c", _comparison(), doc, {"acc": MIN_EFFECT})
+    claim = comparison_claim("c", _comparison(), doc)
     assert claim.verdict == INCONCLUSIVE  # a tie with a wide interval: too wide to tell
     assert "least favourable: vs strong" in claim.details
     assert "vs weak: reproduced" in claim.details
     assert claim.measured == pytest.approx(np.mean(np.subtract(ours, strong)))
     doc["d"]["methods"].pop("strong")
     spec = _comparison() | {"baselines": ["weak"]}
-    assert comparison_claim("c", spec, doc, {"acc": MIN_EFFECT}).verdict == REPRODUCED
+    assert comparison_claim("c", spec, doc).verdict == REPRODUCED
 
 
 def test_comparison_with_a_null_metric_is_not_reproduced_not_a_crash():
     ours = [0.8, 0.8, None, 0.8, 0.8]  # a NaN stored as JSON null
     doc = {"d": _document({"ours": ours, "weak": [0.5] * 5, "strong": [0.5] * 5})}
-    claim = comparison_claim("c", _comparison(), doc, {"acc": MIN_EFFECT})
+    claim = comparison_claim("c", _comparison(), doc)
     assert claim.verdict == NOT_REPRODUCED and "missing" in claim.details
 
 
 def test_comparison_on_a_data_set_not_run_is_not_tested():
-    assert comparison_claim("c", _comparison(), {}, {}).verdict == NOT_TESTED
+    assert comparison_claim("c", _comparison(), {}).verdict == NOT_TESTED
 
 
 def test_run_claims_types_checks_and_survives_missing_values():
     kinds = {
-        "value": lambda cid, spec, inputs: paired_claim(
-            cid, spec, *inputs[spec["what"]], min_effect=MIN_EFFECT
-        ),
+        "value": lambda cid, spec, inputs: paired_claim(cid, spec, *inputs[spec["what"]]),
         "count": lambda cid, spec, inputs: inputs["nothing"]["here"],  # KeyError
     }
     good = _pair(0.05)
     specs = {
-        "c1": {"kind": "value", "what": "good", **_spec("beats")},
+        "c1": {"kind": "value", "what": "good", **_spec("beats", MIN_EFFECT)},
         "c2": {"kind": "count", "claim": "needs a file the run did not write"},
         "c3": {"kind": "not_tested", "claim": "at scale", "reason": "needs a GPU"},
     }
-    checks = {"k1": {"kind": "value", "what": "good", **_spec("beats")}}
+    checks = {"k1": {"kind": "value", "what": "good", **_spec("beats", MIN_EFFECT)}}
     out = run_claims(specs, kinds, {"good": good}, checks)
     verdicts = {c.id: (c.type, c.verdict) for c in out}
     assert verdicts == {
@@ -264,7 +263,10 @@ def test_run_claims_types_checks_and_survives_missing_values():
     }
     assert "KeyError" in next(c for c in out if c.id == "c2").details
     failing = run_claims(
-        {}, kinds, {"bad": _pair(-0.05)}, {"k": {"kind": "value", "what": "bad", **_spec("beats")}}
+        {},
+        kinds,
+        {"bad": _pair(-0.05)},
+        {"k": {"kind": "value", "what": "bad", **_spec("beats", MIN_EFFECT)}},
     )
     assert failing[0].verdict == FAILED
     with pytest.raises(ValueError, match="unknown kind"):

@@ -211,24 +211,11 @@ def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = Non
 
 
 # --- paired comparisons over shared seeds ---------------------------------------------------
-def _delta(criterion: Mapping[str, Any], min_effect: float | None) -> float:
-    """The criterion's margin: the paper's own ``delta`` where the config gives one, else the
-    metric's declared minimum effect (``beats``); ``matches``/``at_least`` need a delta."""
-    if "delta" in criterion:
-        return float(criterion["delta"])
-    if min_effect is None:
-        raise ValueError(
-            f"a paired {criterion['test']!r} criterion needs a margin: the paper's own delta in "
-            "the config, or the metric's minimum effect (MIN_EFFECTS in the paper's claims module)"
-        )
-    return float(min_effect)
-
-
-def paired_criterion_text(criterion: Mapping[str, Any], min_effect: float | None = None) -> str:
+def paired_criterion_text(criterion: Mapping[str, Any]) -> str:
     test = criterion["test"]
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired criterion test must be one of {PAIRED_TESTS}, got {test!r}")
-    delta = _delta(criterion, min_effect)
+    delta = float(criterion["delta"])  # the margin written in the config beside the claim
     pct = f"{100 * criterion.get('confidence', 0.95):g}%"
     what = criterion.get("description", "A − B")
     return {
@@ -238,9 +225,7 @@ def paired_criterion_text(criterion: Mapping[str, Any], min_effect: float | None
     }[test]
 
 
-def paired_verdict(
-    diff: PairedDifference, criterion: Mapping[str, Any], min_effect: float | None = None
-) -> str:
+def paired_verdict(diff: PairedDifference, criterion: Mapping[str, Any]) -> str:
     """The three-way verdict of an oriented difference (positive = A better).
 
     beats δ: reproduced when the interval lies above δ, contradicted when it lies below δ
@@ -249,8 +234,8 @@ def paired_verdict(
     contradicted when its upper end is below −δ. Anything else is inconclusive; a missing
     interval (one seed, a NaN) is "not reproduced".
     """
-    delta = _delta(criterion, min_effect)
-    paired_criterion_text(criterion, min_effect)  # validates the test
+    delta = float(criterion["delta"])
+    paired_criterion_text(criterion)  # validates the test
     if math.isnan(diff.low) or math.isnan(diff.high):
         return NOT_REPRODUCED
     held, false = {
@@ -283,21 +268,18 @@ def paired_claim(
     a: Mapping,
     b: Mapping,
     details: str = "",
-    *,
-    min_effect: float | None = None,
 ) -> Claim:
     """A claim that A beats / matches / is at least B, judged on the per-seed differences.
 
     ``a`` and ``b`` map seed -> value over the same seeds; ``spec["criterion"]`` is a paired
-    criterion ``{test, [delta], higher_is_better, confidence}``; a ``beats`` criterion without
-    the paper's own ``delta`` uses ``min_effect``, the metric's declared minimum effect. The
+    criterion ``{test, delta, higher_is_better, confidence}`` (the margin is the config's). The
     measured number is the mean difference oriented so that positive means A is better, with
     its interval (paired t below :data:`MIN_BOOTSTRAP_UNITS` seeds); the details give the
     half-width the seeds reached. Different seeds, fewer than two, or a missing value:
     "not reproduced" with the reason.
     """
     criterion = spec["criterion"]
-    text = paired_criterion_text(criterion, min_effect)
+    text = paired_criterion_text(criterion)
     if set(a) != set(b) or len(a) < 2 or missing_seeds(a) or missing_seeds(b):
         reason = (
             "needs the same ≥ 2 seeds on both sides without missing values "
@@ -316,7 +298,7 @@ def paired_claim(
         claim_id,
         spec["claim"],
         text,
-        paired_verdict(diff, criterion, min_effect),
+        paired_verdict(diff, criterion),
         diff.mean,
         spec.get("paper_value"),
         _join(details, f"per-seed differences {_fmt(diff.differences)}; {diff.text()}"),
@@ -325,11 +307,11 @@ def paired_claim(
     )
     registered = spec.get("registered_seeds")
     if registered and set(registered) != set(a):
-        claim = _at_registered_seeds(claim, spec, a, b, registered, min_effect)
+        claim = _at_registered_seeds(claim, spec, a, b, registered)
     return claim
 
 
-def _at_registered_seeds(claim: Claim, spec, a, b, seeds, min_effect) -> Claim:
+def _at_registered_seeds(claim: Claim, spec, a, b, seeds) -> Claim:
     """Where seeds were added after an inconclusive result, the verdict on the seeds first
     registered, beside the claim's (adding seeds until an interval decides leans towards
     a verdict)."""
@@ -338,7 +320,7 @@ def _at_registered_seeds(claim: Claim, spec, a, b, seeds, min_effect) -> Claim:
     if len(kept) >= 2:
         diff = _oriented({s: a[s] for s in kept}, {s: b[s] for s in kept}, spec["criterion"])
         found |= {
-            "verdict": paired_verdict(diff, spec["criterion"], min_effect),
+            "verdict": paired_verdict(diff, spec["criterion"]),
             "measured": diff.mean,
             "interval": [diff.low, diff.high],
         }
@@ -367,11 +349,9 @@ def comparison_claim(
     claim_id: str,
     spec: Mapping[str, Any],
     metrics: Mapping[str, Any],
-    min_effects: Mapping[str, float],
 ) -> Claim:
     """A ``comparison`` claim: ``method`` against every one of ``baselines`` on one metric of
-    one data set, paired over the data set's seeds (``criterion`` is a paired criterion;
-    ``min_effects`` maps each metric to its declared minimum effect).
+    one data set, paired over the data set's seeds (``criterion`` is a paired criterion).
 
     It holds when it holds against every baseline; the measured number and interval are the
     least favourable baseline's. ``metrics`` maps data set names to metrics documents.
@@ -397,7 +377,6 @@ def comparison_claim(
                 spec,
                 a,
                 _per_seed(document, b, metric),
-                min_effect=min_effects.get(metric),
             ),
         )
         for b in spec["baselines"]

@@ -20,7 +20,6 @@ def check_claim_specs(
     references: Mapping[str, Collection[str]] | None = None,
     *,
     references_of=None,
-    require_controls: bool = False,
 ) -> None:
     """Every entry of ``papers.<paper>.claims`` and ``.checks`` names a kind the paper
     handles, and every name it refers to exists — before any job, not in the claims job.
@@ -43,7 +42,7 @@ def check_claim_specs(
                 raise ConfigError(
                     f"{key}.kind: {spec['kind']!r} is not a {paper} claim kind; choose from {kinds}"
                 )
-            if group == "claims" and require_controls:
+            if group == "claims":
                 _require_record(key, spec)
             if spec["kind"] == "not_tested":
                 continue

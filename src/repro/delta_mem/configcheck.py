@@ -146,9 +146,7 @@ def check(config: dict[str, Any]) -> None:
             return {}
         return embedded(spec)
 
-    check_claim_specs(
-        "delta_mem", paper, claim_kinds(KINDS), references_of=references_of, require_controls=True
-    )
+    check_claim_specs("delta_mem", paper, claim_kinds(KINDS), references_of=references_of)
     for group in ("claims", "checks"):
         for cid, spec in paper.get(group, {}).items():
             key = f"papers.delta_mem.{group}.{cid}"

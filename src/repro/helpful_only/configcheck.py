@@ -92,7 +92,6 @@ def _claims(section: dict, recipes: dict) -> None:
         section,
         claim_kinds(KINDS),
         {"metric": METRICS + FULL_METRICS, "also": METRICS + FULL_METRICS},
-        require_controls=True,
     )
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():

@@ -98,7 +98,7 @@ def _comparison(cid, spec, inputs) -> Claim:
             paper_value=spec.get("paper_value"),
             details="failed runs (sanity check): " + "; ".join(failed),
         )
-    return comparison_claim(cid, spec, inputs["metrics"], {})
+    return comparison_claim(cid, spec, inputs["metrics"])
 
 
 def _runs_sane(cid, spec, inputs) -> Claim:

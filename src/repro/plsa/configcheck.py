@@ -76,7 +76,6 @@ def check(config: dict[str, Any]) -> None:
             "estimators": ESTIMATORS,
         },
         references_of=trained_on,
-        require_controls=True,
     )
     _check_margins(plsa)
 

@@ -39,10 +39,6 @@ from repro.common.controls import number_text
 from repro.common.io import read_json, write_json
 from repro.qsurv import sanity
 
-# every comparison criterion names its margin delta in the config (the schema requires it):
-# no metric-wide minimum effect to fall back on
-NO_MIN_EFFECTS: dict[str, float] = {}
-
 RULE_NAMES = {"gauss_legendre": "GL", "trapezoid": "trapezoid", "midpoint": "midpoint"}
 # Below this relative error a median is rounding, not truncation (as quadrature_study's
 # bound check): such points stay out of the slope.
@@ -80,7 +76,7 @@ def _quadrature_convergence(cid: str, spec: dict, quadrature: dict) -> Claim:
 def _comparison(cid: str, spec: dict, inputs: dict) -> Claim:
     """A paired comparison, "not reproduced" where one of its runs failed the sanity check
     (the comparison with the failed runs is in the details, not the measured number)."""
-    claim = comparison_claim(cid, spec, inputs["metrics"], NO_MIN_EFFECTS)
+    claim = comparison_claim(cid, spec, inputs["metrics"])
     document = inputs["metrics"].get(spec["dataset"])
     if document is None:
         return claim

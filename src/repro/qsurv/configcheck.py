@@ -83,5 +83,4 @@ def check(config: dict[str, Any]) -> None:
             "families": q["quadrature"]["families"],
         },
         references_of=methods_run_on,
-        require_controls=True,
     )

@@ -84,7 +84,6 @@ def check(config: dict[str, Any]) -> None:
             "dataset": full.get("datasets", {}),  # full-scale entries: a data set and
             "backbone": full.get("backbones", {}),  # a backbone of the grid
         },
-        require_controls=True,
     )
     _check_entries(section)
     _check_full(config, section)

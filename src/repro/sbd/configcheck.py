@@ -81,5 +81,4 @@ def check(config: dict[str, Any]) -> None:
             "setting": sbd.get("sign_study", {}).get("settings", {}),
         },
         references_of=_by_kind(sbd),
-        require_controls=True,
     )

@@ -60,9 +60,7 @@ def interval_condition(
     )
 
 
-def bootstrap_claim(
-    cid: str, spec: dict, r: dict, key: str, details: str, *, min_effect=None
-) -> Claim:
+def bootstrap_claim(cid: str, spec: dict, r: dict, key: str, details: str) -> Claim:
     """A paired criterion (``beats`` / ``matches`` / ``at_least``, :func:`paired_verdict`)
     judged on a hierarchical-bootstrap interval ``r = {key, low, high}`` (positive = the
     claim's side) instead of a t interval over seeds."""
@@ -79,8 +77,8 @@ def bootstrap_claim(
     return Claim(
         cid,
         spec["claim"],
-        paired_criterion_text(criterion, min_effect),
-        paired_verdict(diff, criterion, min_effect),
+        paired_criterion_text(criterion),
+        paired_verdict(diff, criterion),
         r[key],
         spec.get("paper_value"),
         details,

@@ -187,7 +187,6 @@ def check(config: dict[str, Any]) -> None:
         paper,
         claim_kinds(KINDS),
         references_of=_references(paper),
-        require_controls=True,
     )
     _check_nulls(paper)
     _check_margins(paper)
