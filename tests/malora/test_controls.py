@@ -92,7 +92,7 @@ def test_an_unlearned_adapter_is_a_failed_run_of_the_digits_claims():
     summary["digits"]["individual_accuracy"][3] = [0.99, 0.62, 0.97]
     claim = _judge(summary, "c4_digits_normalised")
     assert claim.verdict == NOT_REPRODUCED
-    assert "failed runs (digits): digits_adapters_learned: seed 3 adapter 1: 0.62" in claim.details
+    assert "failed runs (sanity check): digits: digits_adapters_learned: seed 3 adapter 1: 0.62" in claim.details
     assert _judge(summary, "c3_beats_task_arithmetic").verdict == REPRODUCED  # another study
 
 

@@ -210,6 +210,23 @@ def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = Non
     )
 
 
+def failed_runs_claim(
+    claim_id: str, spec: Mapping[str, Any], failed: list[str], criterion: str = "", note: str = ""
+) -> Claim:
+    """The claim "not reproduced" because runs it reads failed their per-seed sanity check
+    (a broken run must fail a check, not widen an interval): ``failed`` names each run and
+    why; ``note`` adds what the comparison with them gave."""
+    details = "failed runs (sanity check): " + "; ".join(failed)
+    return Claim(
+        claim_id,
+        spec["claim"],
+        criterion,
+        NOT_REPRODUCED,
+        paper_value=spec.get("paper_value"),
+        details=f"{details}; {note}" if note else details,
+    )
+
+
 # --- paired comparisons over shared seeds ---------------------------------------------------
 def paired_criterion_text(criterion: Mapping[str, Any]) -> str:
     test = criterion["test"]

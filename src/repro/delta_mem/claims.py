@@ -36,11 +36,11 @@ import math
 import numpy as np
 
 from repro.common.claims import (
-    NOT_REPRODUCED,
     Claim,
     all_hold,
     check_spec,
     check_worst,
+    failed_runs_claim,
     not_tested,
     paired_claim,
     paired_criterion_text,
@@ -76,14 +76,7 @@ def _failed(cid, spec, docs: list[dict]) -> Claim | None:
     reasons = [f"{d['method']} seed {s}: {r}" for d in docs for s, r in d["failed"].items()]
     if not reasons:
         return None
-    return Claim(
-        cid,
-        spec["claim"],
-        paired_criterion_text(spec["criterion"]),
-        NOT_REPRODUCED,
-        paper_value=spec.get("paper_value"),
-        details="failed runs (per-seed sanity check): " + "; ".join(reasons),
-    )
+    return failed_runs_claim(cid, spec, reasons, paired_criterion_text(spec["criterion"]))
 
 
 def _least_favourable(cid: str, results: dict, label: str) -> Claim:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 
-from repro.common.claims import NOT_REPRODUCED, Claim, run_claims
+from repro.common.claims import Claim, failed_runs_claim, run_claims
 from repro.common.io import read_json, write_json
 from repro.malora import arms, checks, claims_merge, claims_sweep, sanity
 
@@ -51,14 +51,7 @@ def _on_sound_runs(handler):
         failed = sanity.failed_runs(inputs, study, _rules_read(spec))
         if not failed:
             return handler(claim_id, spec, inputs)
-        return Claim(
-            claim_id,
-            spec["claim"],
-            "",
-            NOT_REPRODUCED,
-            paper_value=spec.get("paper_value"),
-            details=f"failed runs ({study}): " + "; ".join(failed),
-        )
+        return failed_runs_claim(claim_id, spec, [f"{study}: {f}" for f in failed])
 
     return judged
 

@@ -24,13 +24,13 @@ from repro.common.claims import (
     Claim,
     check_spec,
     comparison_claim,
+    failed_runs_claim,
     not_tested,
     paired_criterion_text,
     run_claims,
 )
 from repro.common.cli import log_to_stderr, paper_section, step_parser
 from repro.common.io import read_json, write_json
-from repro.common.verdicts import NOT_REPRODUCED
 from repro.plsa import study_claims
 from repro.plsa.sanity import failed_runs
 
@@ -90,14 +90,7 @@ def _comparison(cid, spec, inputs) -> Claim:
         inputs["metrics"], inputs["above_constant"], dataset=spec["dataset"], methods=methods
     )
     if failed:
-        return Claim(
-            cid,
-            spec["claim"],
-            paired_criterion_text(spec["criterion"]),
-            NOT_REPRODUCED,
-            paper_value=spec.get("paper_value"),
-            details="failed runs (sanity check): " + "; ".join(failed),
-        )
+        return failed_runs_claim(cid, spec, failed, paired_criterion_text(spec["criterion"]))
     return comparison_claim(cid, spec, inputs["metrics"])
 
 

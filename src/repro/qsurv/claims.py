@@ -28,10 +28,10 @@ import math
 from typing import Any
 
 from repro.common.claims import (
-    NOT_REPRODUCED,
     Claim,
     check_spec,
     comparison_claim,
+    failed_runs_claim,
     paired_criterion_text,
     run_claims,
 )
@@ -85,17 +85,10 @@ def _comparison(cid: str, spec: dict, inputs: dict) -> Claim:
     failed = sanity.describe(spec["dataset"], {m: failures[m] for m in compared if m in failures})
     if not failed:
         return claim
-    return Claim(
-        cid,
-        spec["claim"],
-        paired_criterion_text(spec["criterion"]),
-        NOT_REPRODUCED,
-        paper_value=spec.get("paper_value"),
-        details=(
-            f"failed runs (sanity check): {'; '.join(failed)}; the comparison with them: "
-            f"{claim.verdict}, {number_text(claim.measured, claim.interval)}"
-        ),
+    note = (
+        f"the comparison with them: {claim.verdict}, {number_text(claim.measured, claim.interval)}"
     )
+    return failed_runs_claim(cid, spec, failed, paired_criterion_text(spec["criterion"]), note)
 
 
 def _seed_sanity(cid: str, spec: dict, inputs: dict) -> Claim:
