@@ -71,7 +71,7 @@ rule sbd_evaluate:
         mem_mb=lookup(dpath="papers/sbd/resources/evaluate/mem_mb", within=config),
         runtime=lookup(dpath="papers/sbd/resources/evaluate/runtime", within=config),
     params:
-        methods=sbd_dataset_methods,
+        methods=lambda wildcards: sbd_dataset_methods(wildcards.dataset),
         evaluation=lookup(dpath="papers/sbd/evaluation", within=config),
         device=config["device"],
     script:

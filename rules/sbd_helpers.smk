@@ -24,17 +24,16 @@ def sbd_raw_input(wildcards):
     return {"raw": download_path(spec["download"])}
 
 
-def sbd_dataset_methods(wildcards):
+def sbd_dataset_methods(dataset):
     """The methods run on a data set: its own `methods`, or every method."""
-    spec = sbd_config()["datasets"][wildcards.dataset]
-    return list(spec.get("methods", sbd_methods()))
+    return list(sbd_config()["datasets"][dataset].get("methods", sbd_methods()))
 
 
 def sbd_decompositions(suffix):
     """One file per method of the data set, in its order (the script zips them)."""
     return lambda wildcards: [
         f"results/sbd/decompositions/{wildcards.dataset}/{m}.{suffix}"
-        for m in sbd_dataset_methods(wildcards)
+        for m in sbd_dataset_methods(wildcards.dataset)
     ]
 
 
@@ -60,17 +59,18 @@ SBD_FIGURES = [
 
 def sbd_products():
     """Every file SBD's rules make (its target asks for all: paper_products)."""
-    datasets, methods = sbd_datasets(), sbd_methods()
+    datasets = sbd_datasets()
     return [
         *[f"results/sbd/data/{d}.npz" for d in datasets],
         *[
             f"results/sbd/decompositions/{d}/{m}.{ext}"
             for d in datasets
-            for m in methods
+            for m in sbd_dataset_methods(d)
             for ext in ("npz", "json")
         ],
         *sbd_metrics(),
         *sbd_study_metrics("noise_study"),
+        "results/sbd/metrics/noise_study/oracles.json",
         *sbd_study_metrics("sign_study"),
         "results/sbd/metrics/scaling_study.json",
         *figure_files("sbd", SBD_FIGURES),
