@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common import runlock, schemas  # noqa: E402
 from repro.common.configcheck import ConfigError  # noqa: E402
 from repro.common.configerrors import explain  # noqa: E402
-from repro.common.device import visible_gpu_count  # noqa: E402
+from repro.common.device import job_device, visible_gpu_count  # noqa: E402
 from repro.common.downloadlock import (  # noqa: E402
     LockError,
     expected_sha256,
@@ -236,6 +236,12 @@ def announce_downloads():
     print(summary(urls, refused), flush=True)
     if refused:
         raise WorkflowError("\n".join(refused.values()))
+
+
+def rule_device(wildcards, resources):
+    """A rule's `device` param: config `device`, where `cuda` requires a GPU only of the rules
+    that request one (the others run with `auto`)."""
+    return job_device(config["device"], resources.get("gpu", 0))
 
 
 # One GPU job per visible GPU on a local run, without extra flags. The limit is set only

@@ -67,7 +67,7 @@ rule plsa_train:
     params:
         methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
         training=lookup(dpath="papers/plsa/end_to_end/training", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/plsa_train.py"
 

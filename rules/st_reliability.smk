@@ -56,7 +56,7 @@ rule st_reliability_se_embed:
     params:
         dataset=st_reliability_dataset,
         se600m=lookup(dpath="papers/st_reliability/se600m", within=config, default={}),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/st_reliability_se_embed.py"
 
@@ -87,7 +87,7 @@ rule st_reliability_train:
         models=st_reliability_part_models,
         architecture=lookup(dpath="papers/st_reliability/architecture", within=config),
         training=lookup(dpath="papers/st_reliability/training", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/st_reliability_train.py"
 
@@ -116,7 +116,7 @@ rule st_reliability_evaluate:
     params:
         checkpoints=st_reliability_checkpoints,
         evaluation=st_reliability_evaluation,
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/st_reliability_evaluate.py"
 
