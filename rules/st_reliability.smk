@@ -22,6 +22,9 @@ rule st_reliability_prepare:
         **ST_RELIABILITY_WILDCARDS,
     conda:
         "../envs/st_reliability.yaml"
+    resources:
+        mem_mb=st_reliability_prepare_resource("mem_mb"),
+        runtime=st_reliability_prepare_resource("runtime"),
     params:
         dataset=st_reliability_dataset,
         simulator=lookup(dpath="papers/st_reliability/simulator", within=config),
