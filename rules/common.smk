@@ -188,16 +188,27 @@ def one_of(names):
 
 
 def download_path(name):
-    """The path of ``downloads.<name>`` after download (named after the URL)."""
+    """The path of ``downloads.<name>`` after download (named after the URL; a parquet
+    split's folder of shards)."""
+    if config["downloads"][name].get("parquet_split"):
+        return f"results/downloads/{name}/shards"
     path = urllib.parse.urlparse(config["downloads"][name]["url"]).path
     return f"results/downloads/{name}/{os.path.basename(path.rstrip('/'))}"
 
 
 def downloads(verified):
-    """Names of the configured downloads with (True) or without (False) a pinned sha256."""
+    """Names of the configured single-file downloads with (True) or without (False) a pinned
+    sha256."""
     return [
-        d for d, spec in config["downloads"].items() if bool(spec["sha256"]) == verified
+        d
+        for d, spec in config["downloads"].items()
+        if bool(spec["sha256"]) == verified and not spec.get("parquet_split")
     ]
+
+
+def parquet_splits():
+    """Names of the downloads that are a split's parquet listing (parquet_split: true)."""
+    return [d for d, spec in config["downloads"].items() if spec.get("parquet_split")]
 
 
 def needed_downloads():

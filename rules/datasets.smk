@@ -48,3 +48,22 @@ use rule download_dataset as download_unverified with:
     params:
         url=lambda wildcards: config["downloads"][wildcards.unverified]["url"],
         sha256=None,
+
+
+# A split of a Hugging Face dataset whose shard count is known only from the dataset viewer's
+# listing (downloads.<name>.parquet_split): every listed shard, into one folder.
+rule download_parquet_split:
+    output:
+        shards=directory("results/downloads/{split}/shards"),
+    log:
+        "logs/downloads/{split}/shards.log",
+    wildcard_constraints:
+        split=one_of(parquet_splits()),
+    retries: 0
+    localrule: True
+    conda:
+        "../envs/common.yaml"
+    params:
+        url=lambda wildcards: config["downloads"][wildcards.split]["url"],
+    script:
+        "../scripts/download_parquet_split.py"

@@ -83,9 +83,11 @@ def test_downloads_target_fetches_what_the_papers_name_and_nothing_else(tmp_path
     table = result.stdout.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
     counts = {line.split()[0]: int(line.split()[1]) for line in table}
     pinned = sum(1 for spec in full["downloads"].values() if spec["sha256"])
+    splits = sum(1 for spec in full["downloads"].values() if spec.get("parquet_split"))
     assert counts == {
         "download_dataset": pinned,
-        "download_unverified": len(full["downloads"]) - pinned,
+        "download_parquet_split": splits,
+        "download_unverified": len(full["downloads"]) - pinned - splits,
         "downloads": 1,
         "total": len(full["downloads"]) + 1,
     }
