@@ -223,8 +223,16 @@ def announce_downloads():
     """Before the first job (onstart): the files this run will download with their sizes from
     HEAD requests; under downloads_lock: strict, stop here if the lock would refuse one.
     """
-    jobs = [j for j in workflow.dag.needrun_jobs() if j.rule.name in DOWNLOAD_RULES]
-    if not jobs:
+    needrun = list(workflow.dag.needrun_jobs())
+    jobs = [j for j in needrun if j.rule.name in DOWNLOAD_RULES]
+    # parquet listings: their shards are known only when listed (no sizes here), but their
+    # host must resolve too
+    listings = [
+        config["downloads"][j.wildcards[0]]["url"]
+        for j in needrun
+        if j.rule.name == "download_parquet_split"
+    ]
+    if not jobs and not listings:
         return
     lock_path, strict = lock_settings(config)
     lock = read_lock(lock_path)
@@ -237,14 +245,18 @@ def announce_downloads():
             expected_sha256(name, spec["url"], spec["sha256"], lock, lock_path, strict)
         except LockError as error:
             refused[name] = str(error)
-    hosts = unresolved_hosts(urls.values())
+    hosts = unresolved_hosts([*urls.values(), *listings])
     if hosts:
         raise WorkflowError(
-            f"downloads: {len(urls)} file(s) to fetch, but no address for {', '.join(hosts)} "
+            f"downloads: {len(urls)} file(s) and {len(listings)} parquet split(s) to fetch, "
+            f"but no address for {', '.join(hosts)} "
             "(no network here?). Fetch them where there is one (snakemake downloads "
             "--configfile ...), copy results/downloads/ here, and run again."
         )
-    print(summary(urls, refused), flush=True)
+    if urls:
+        print(summary(urls, refused), flush=True)
+    if listings:
+        print(f"downloads: {len(listings)} parquet split(s), every listed shard", flush=True)
     if refused:
         raise WorkflowError("\n".join(refused.values()))
 

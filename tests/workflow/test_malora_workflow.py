@@ -244,18 +244,23 @@ def test_full_config_builds_its_dag(tmp_path):
     assert counts["malora_full_pixels"] == sum(len(b["tasks"]) for b in clip) == 16
 
 
+def _split_config(tmp_path, root, base):
+    """The full-scale config of one tiny CLIP backbone (its fixture, config and backbones)."""
+    fixture = tiny_clip_fixture(tmp_path / "fixture")
+    path = _full_config(root.parent, fixture, {"tasks": {}, "model_dir": "unused"}, base)
+    config = yaml.safe_load(path.read_text())
+    backbones = config["papers"]["malora"]["full_scale"]["backbones"]
+    del backbones["tiny_nli"]
+    return fixture, path, config, backbones
+
+
 def test_pixels_read_every_shard_the_hub_lists(tmp_path, http_server, http_requests):
     """A test split given as the dataset viewer's parquet listing (parquet_split: true): the
     download fetches the two shards it lists, locks each, and the pixels job reads both."""
     import pyarrow.parquet as pq
 
     root, base = http_server
-    fixture = tiny_clip_fixture(tmp_path / "fixture")
-    nli = {"tasks": {}, "model_dir": "unused"}
-    path = _full_config(root.parent, fixture, nli, base)
-    config = yaml.safe_load(path.read_text())
-    backbones = config["papers"]["malora"]["full_scale"]["backbones"]
-    del backbones["tiny_nli"]
+    fixture, path, config, backbones = _split_config(tmp_path, root, base)
     listed = []
     for i, shard in enumerate(fixture["tasks"]["task0"]["test"]):
         (root / "split").mkdir(exist_ok=True)
@@ -287,3 +292,19 @@ def test_pixels_read_every_shard_the_hub_lists(tmp_path, http_server, http_reque
         "GET /split/0000.parquet",
         "GET /split/0001.parquet",
     ]
+
+
+def test_a_split_listing_without_an_address_stops_before_any_download(tmp_path, http_server):
+    root, base = http_server
+    _, path, config, backbones = _split_config(tmp_path, root, base)
+    listing = "http://no-such-host.invalid/parquet?dataset=x/y&config=default&split=test"
+    config["downloads"]["tiny_split"] = {"url": listing, "sha256": None, "parquet_split": True}
+    backbones["tiny"]["tasks"]["task0"]["test"] = ["tiny_split"]
+    path.write_text(yaml.safe_dump(config))
+    run = tmp_path / "run"
+    result = snakemake("--cores", "1", "downloads", "--configfile", str(path),
+                       "--replace-workflow-config", workdir=run, check=False, timeout=300)  # fmt: skip
+    message = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "1 parquet split(s) to fetch, but no address for no-such-host.invalid" in message
+    assert not (run / "results" / "downloads").exists()
