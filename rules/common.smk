@@ -256,7 +256,10 @@ def announce_downloads():
     if urls:
         print(summary(urls, refused), flush=True)
     if listings:
-        print(f"downloads: {len(listings)} parquet split(s), every listed shard", flush=True)
+        print(
+            f"downloads: {len(listings)} parquet split(s), every listed shard",
+            flush=True,
+        )
     if refused:
         raise WorkflowError("\n".join(refused.values()))
 

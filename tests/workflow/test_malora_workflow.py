@@ -302,8 +302,8 @@ def test_a_split_listing_without_an_address_stops_before_any_download(tmp_path, 
     backbones["tiny"]["tasks"]["task0"]["test"] = ["tiny_split"]
     path.write_text(yaml.safe_dump(config))
     run = tmp_path / "run"
-    result = snakemake("--cores", "1", "downloads", "--configfile", str(path),
-                       "--replace-workflow-config", workdir=run, check=False, timeout=300)  # fmt: skip
+    args = ("--cores", "1", "downloads", "--configfile", str(path), "--replace-workflow-config")
+    result = snakemake(*args, workdir=run, check=False, timeout=300)
     message = result.stdout + result.stderr
     assert result.returncode != 0
     assert "1 parquet split(s) to fetch, but no address for no-such-host.invalid" in message
