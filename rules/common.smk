@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))
 from repro.common import runlock, schemas  # noqa: E402
 from repro.common.configcheck import ConfigError  # noqa: E402
 from repro.common.configerrors import explain  # noqa: E402
-from repro.common.device import visible_gpu_count  # noqa: E402
+from repro.common.device import job_device, visible_gpu_count  # noqa: E402
 from repro.common.downloadlock import (  # noqa: E402
     LockError,
     expected_sha256,
@@ -188,16 +188,27 @@ def one_of(names):
 
 
 def download_path(name):
-    """The path of ``downloads.<name>`` after download (named after the URL)."""
+    """The path of ``downloads.<name>`` after download (named after the URL; a parquet
+    split's folder of shards)."""
+    if config["downloads"][name].get("parquet_split"):
+        return f"results/downloads/{name}/shards"
     path = urllib.parse.urlparse(config["downloads"][name]["url"]).path
     return f"results/downloads/{name}/{os.path.basename(path.rstrip('/'))}"
 
 
 def downloads(verified):
-    """Names of the configured downloads with (True) or without (False) a pinned sha256."""
+    """Names of the configured single-file downloads with (True) or without (False) a pinned
+    sha256."""
     return [
-        d for d, spec in config["downloads"].items() if bool(spec["sha256"]) == verified
+        d
+        for d, spec in config["downloads"].items()
+        if bool(spec["sha256"]) == verified and not spec.get("parquet_split")
     ]
+
+
+def parquet_splits():
+    """Names of the downloads that are a split's parquet listing (parquet_split: true)."""
+    return [d for d, spec in config["downloads"].items() if spec.get("parquet_split")]
 
 
 def needed_downloads():
@@ -212,8 +223,16 @@ def announce_downloads():
     """Before the first job (onstart): the files this run will download with their sizes from
     HEAD requests; under downloads_lock: strict, stop here if the lock would refuse one.
     """
-    jobs = [j for j in workflow.dag.needrun_jobs() if j.rule.name in DOWNLOAD_RULES]
-    if not jobs:
+    needrun = list(workflow.dag.needrun_jobs())
+    jobs = [j for j in needrun if j.rule.name in DOWNLOAD_RULES]
+    # parquet listings: their shards are known only when listed (no sizes here), but their
+    # host must resolve too
+    listings = [
+        config["downloads"][j.wildcards[0]]["url"]
+        for j in needrun
+        if j.rule.name == "download_parquet_split"
+    ]
+    if not jobs and not listings:
         return
     lock_path, strict = lock_settings(config)
     lock = read_lock(lock_path)
@@ -226,16 +245,29 @@ def announce_downloads():
             expected_sha256(name, spec["url"], spec["sha256"], lock, lock_path, strict)
         except LockError as error:
             refused[name] = str(error)
-    hosts = unresolved_hosts(urls.values())
+    hosts = unresolved_hosts([*urls.values(), *listings])
     if hosts:
         raise WorkflowError(
-            f"downloads: {len(urls)} file(s) to fetch, but no address for {', '.join(hosts)} "
+            f"downloads: {len(urls)} file(s) and {len(listings)} parquet split(s) to fetch, "
+            f"but no address for {', '.join(hosts)} "
             "(no network here?). Fetch them where there is one (snakemake downloads "
             "--configfile ...), copy results/downloads/ here, and run again."
         )
-    print(summary(urls, refused), flush=True)
+    if urls:
+        print(summary(urls, refused), flush=True)
+    if listings:
+        print(
+            f"downloads: {len(listings)} parquet split(s), every listed shard",
+            flush=True,
+        )
     if refused:
         raise WorkflowError("\n".join(refused.values()))
+
+
+def rule_device(wildcards, resources):
+    """A rule's `device` param: config `device`, where `cuda` requires a GPU only of the rules
+    that request one (the others run with `auto`)."""
+    return job_device(config["device"], resources.get("gpu", 0))
 
 
 # One GPU job per visible GPU on a local run, without extra flags. The limit is set only

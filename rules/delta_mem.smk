@@ -28,7 +28,7 @@ rule delta_mem_backbone:
         backbone=lookup(dpath="papers/delta_mem/backbone", within=config),
         task=lookup(dpath="papers/delta_mem/task", within=config),
         optim=lookup(dpath="papers/delta_mem/pretraining", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/delta_mem_backbone.py"
 
@@ -58,7 +58,7 @@ rule delta_mem_train:
         backbone=lookup(dpath="papers/delta_mem/backbone", within=config),
         task=lookup(dpath="papers/delta_mem/task", within=config),
         optim=lookup(dpath="papers/delta_mem/training", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/delta_mem_train.py"
 
@@ -83,7 +83,7 @@ rule delta_mem_evaluate:
         backbone=lookup(dpath="papers/delta_mem/backbone", within=config),
         task=lookup(dpath="papers/delta_mem/task", within=config),
         evaluation=lookup(dpath="papers/delta_mem/evaluation", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/delta_mem_evaluate.py"
 
@@ -245,7 +245,7 @@ rule delta_mem_full_train:
         memory=delta_mem_full_param("memory"),
         training=lambda wildcards: delta_mem_full_training(),
         dtype=delta_mem_full_param("dtype"),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/delta_mem_full_train.py"
 
@@ -279,7 +279,7 @@ rule delta_mem_full_locomo:
         adapter=delta_mem_full_adapter,
         locomo=delta_mem_full_param("locomo"),
         dtype=delta_mem_full_param("dtype"),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/delta_mem_full_locomo.py"
 
@@ -331,7 +331,7 @@ rule delta_mem_full_mab:
         adapter=delta_mem_full_adapter,
         mab=delta_mem_full_param("memoryagentbench"),
         dtype=delta_mem_full_param("dtype"),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/delta_mem_full_mab.py"
 

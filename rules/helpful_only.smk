@@ -28,7 +28,7 @@ rule helpful_only_train:
         ),
     params:
         section=helpful_only_section,
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/helpful_only_train.py"
 
@@ -122,7 +122,7 @@ rule helpful_only_full_ar_answers:
         runtime=helpful_only_full_resource("answer", "runtime"),
     params:
         full=lambda wildcards: helpful_only_full(),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/helpful_only_full_ar_answers.py"
 
@@ -148,7 +148,7 @@ rule helpful_only_full_train:
     params:
         full=lambda wildcards: helpful_only_full(),
         recipe=helpful_only_full_recipe,
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/helpful_only_full_train.py"
 
@@ -173,7 +173,7 @@ rule helpful_only_full_answer:
         runtime=helpful_only_full_resource("answer", "runtime"),
     params:
         full=lambda wildcards: helpful_only_full(),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/helpful_only_full_answer.py"
 
@@ -198,7 +198,7 @@ rule helpful_only_full_judge:
         runtime=helpful_only_full_resource("judge", "runtime"),
     params:
         full=lambda wildcards: helpful_only_full(),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/helpful_only_full_judge.py"
 

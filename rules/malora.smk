@@ -193,7 +193,7 @@ rule malora_full_individual:
         files=lambda wildcards: malora_full_files(wildcards.backbone),
         settings=malora_full_settings,
         merge_rules=lookup(dpath="papers/malora/merge_rules", within=config, default={}),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/malora_full.py"
 

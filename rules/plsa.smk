@@ -50,11 +50,11 @@ rule plsa_train:
     input:
         data="results/plsa/data/{dataset}.npz",
     output:
-        runs=directory("results/plsa/runs/{dataset}"),
+        runs=directory("results/plsa/runs/{dataset}/part{part}"),
     log:
-        "logs/plsa/train/{dataset}.log",
+        "logs/plsa/train/{dataset}/part{part}.log",
     benchmark:
-        "results/plsa/benchmarks/train/{dataset}.tsv"
+        "results/plsa/benchmarks/train/{dataset}/part{part}.tsv"
     wildcard_constraints:
         **PLSA_WILDCARDS,
     conda:
@@ -63,18 +63,18 @@ rule plsa_train:
     resources:
         gpu=lookup(dpath="papers/plsa/resources/train/gpu", within=config),
         mem_mb=lookup(dpath="papers/plsa/resources/train/mem_mb", within=config),
-        runtime=lookup(dpath="papers/plsa/resources/train/runtime", within=config),
+        runtime=plsa_train_runtime,
     params:
-        methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
+        methods=plsa_part_methods,
         training=lookup(dpath="papers/plsa/end_to_end/training", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/plsa_train.py"
 
 
 rule plsa_evaluate:
     input:
-        runs="results/plsa/runs/{dataset}",
+        runs=lambda wildcards: plsa_run_dirs(wildcards.dataset),
     output:
         metrics="results/plsa/metrics/{dataset}.json",
     log:
@@ -84,7 +84,7 @@ rule plsa_evaluate:
     conda:
         "../envs/plsa.yaml"
     params:
-        methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
+        runs=plsa_method_runs,
     script:
         "../scripts/plsa_evaluate.py"
 

@@ -57,7 +57,7 @@ rule qsurv_train:
     params:
         methods=qsurv_method_specs,
         training=qsurv_training,
-        device=config["device"],
+        device=rule_device,
         checkpoints=lambda wildcards: f"results/qsurv/checkpoints/{wildcards.dataset}",
     script:
         "../scripts/qsurv_train.py"

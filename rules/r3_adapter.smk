@@ -47,7 +47,7 @@ rule r3_adapter_pretrain:
         low_light=lookup(dpath="papers/r3_adapter/low_light", within=config),
         model=lookup(dpath="papers/r3_adapter/model", within=config),
         pretraining=lookup(dpath="papers/r3_adapter/pretraining", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/r3_adapter_pretrain.py"
 
@@ -86,7 +86,7 @@ rule r3_adapter_train:
         ply_severity=lookup(
             dpath="papers/r3_adapter/splits/adapt_severity", within=config
         ),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/r3_adapter_train.py"
 
@@ -219,7 +219,7 @@ rule r3_adapter_full_run:
         severities=r3_adapter_full_param("severities"),
         resolution=r3_adapter_full_param("backbones", "{backbone}", "resolution"),
         checkpoint_key=r3_adapter_checkpoint_key,
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/r3_adapter_full_run.py"
 

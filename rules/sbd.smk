@@ -73,7 +73,7 @@ rule sbd_evaluate:
     params:
         methods=lambda wildcards: sbd_dataset_methods(wildcards.dataset),
         evaluation=lookup(dpath="papers/sbd/evaluation", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/sbd_evaluate.py"
 

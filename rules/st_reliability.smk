@@ -22,6 +22,9 @@ rule st_reliability_prepare:
         **ST_RELIABILITY_WILDCARDS,
     conda:
         "../envs/st_reliability.yaml"
+    resources:
+        mem_mb=st_reliability_prepare_resource("mem_mb"),
+        runtime=st_reliability_prepare_resource("runtime"),
     params:
         dataset=st_reliability_dataset,
         simulator=lookup(dpath="papers/st_reliability/simulator", within=config),
@@ -56,7 +59,7 @@ rule st_reliability_se_embed:
     params:
         dataset=st_reliability_dataset,
         se600m=lookup(dpath="papers/st_reliability/se600m", within=config, default={}),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/st_reliability_se_embed.py"
 
@@ -87,7 +90,7 @@ rule st_reliability_train:
         models=st_reliability_part_models,
         architecture=lookup(dpath="papers/st_reliability/architecture", within=config),
         training=lookup(dpath="papers/st_reliability/training", within=config),
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/st_reliability_train.py"
 
@@ -116,7 +119,7 @@ rule st_reliability_evaluate:
     params:
         checkpoints=st_reliability_checkpoints,
         evaluation=st_reliability_evaluation,
-        device=config["device"],
+        device=rule_device,
     script:
         "../scripts/st_reliability_evaluate.py"
 

@@ -36,6 +36,18 @@ def st_reliability_dataset(wildcards):
     return st_reliability_config()["datasets"][wildcards.dataset]
 
 
+def st_reliability_prepare_resource(name):
+    """resources.prepare_lines for the CRISPRi lines (the raw files streamed, the output table
+    held), resources.prepare for a simulated data set."""
+
+    def value(wildcards):
+        crispri = st_reliability_dataset(wildcards).get("source") == "crispri"
+        step = "prepare_lines" if crispri else "prepare"
+        return st_reliability_config()["resources"][step][name]
+
+    return value
+
+
 def st_reliability_raw(wildcards):
     """The downloaded files of a full-scale data set, one per line (none for the simulator)."""
     spec = st_reliability_dataset(wildcards)

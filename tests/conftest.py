@@ -64,12 +64,26 @@ def test_config() -> Path:
 
 
 class _QuietHandler(__import__("http.server").server.SimpleHTTPRequestHandler):
+    def __init__(self, *args, requests, **kwargs):
+        self.requests = requests
+        super().__init__(*args, **kwargs)
+
+    def send_head(self):  # GET and HEAD
+        self.requests.append(f"{self.command} {self.path}")
+        return super().send_head()
+
     def log_message(self, *args):
         pass
 
 
 @pytest.fixture
-def http_server(tmp_path):
+def http_requests() -> list[str]:
+    """What ``http_server`` was asked for, in order: "GET /path", "HEAD /path"."""
+    return []
+
+
+@pytest.fixture
+def http_server(tmp_path, http_requests):
     """A real HTTP server on 127.0.0.1 serving ``tmp_path/www``; yields (root, base_url)."""
     import functools
     import http.server
@@ -77,7 +91,7 @@ def http_server(tmp_path):
 
     root = tmp_path / "www"
     root.mkdir()
-    handler = functools.partial(_QuietHandler, directory=str(root))
+    handler = functools.partial(_QuietHandler, directory=str(root), requests=http_requests)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

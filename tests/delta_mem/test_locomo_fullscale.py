@@ -219,6 +219,42 @@ def test_chat_templated_text_gets_no_second_bos(word_qwen3):
     assert ids[0].tolist().count(bos) == 1 and ids[0, 0] == bos
 
 
+# The generation-prompt ends of the released templates (Qwen3's tokenizer_config.json; SmolLM3
+# sets its reasoning mode from the same variable): thinking off writes an empty think block.
+QWEN3_THINKING = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n"
+    "{% endif %}{% endif %}"
+)
+SMOLLM3_THINKING = (
+    "{% if enable_thinking is defined and enable_thinking is false %}"
+    "{% set reasoning_mode = '/no_think' %}{% else %}{% set reasoning_mode = '/think' %}"
+    "{% endif %}{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}"
+    "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}"
+    "{% if reasoning_mode == '/think' %}<|im_start|>assistant\n"
+    "{% else %}<|im_start|>assistant\n<think>\n\n</think>\n{% endif %}{% endif %}"
+)
+
+
+@pytest.mark.parametrize("template", [QWEN3_THINKING, SMOLLM3_THINKING], ids=["qwen3", "smollm3"])
+def test_chat_prompts_turn_thinking_off_in_generation_and_training(template):
+    from repro.delta_mem import fulltrain
+    from tests.delta_mem.conftest import word_tokenizer
+
+    words = sorted({w for m in EPISODE for w in m["content"].split()} | {"user", "assistant"})
+    specials = ["<|im_start|>", "<think>", "</think>"]
+    tokenizer = word_tokenizer(words, eos="<|im_end|>", specials=specials)
+    tokenizer.chat_template = template
+    think, end = tokenizer.convert_tokens_to_ids(["<think>", "</think>"])
+    ids = generation.encode_chat(tokenizer, EPISODE[:1], "cpu")[0].tolist()
+    assert ids[-2:] == [think, end]  # the answer starts after an empty think block
+    cfg = fulltrain.FullTrainConfig(write_length=64, visible_length=64)
+    _, visible, labels = fulltrain.episode_tensors(tokenizer, EPISODE, cfg)
+    prompt = visible[0, labels[0] == -100].tolist()  # the answer is trained after the same
+    assert prompt[-2:] == [think, end]
+
+
 def test_episode_training_on_a_tiny_qwen3(tiny_qwen3, tmp_path):
     from repro.delta_mem import fulltrain
 

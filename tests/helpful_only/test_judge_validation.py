@@ -266,3 +266,18 @@ def _summary_values(value):
             for v in variants
         }
     }
+
+
+@pytest.mark.parametrize(
+    ("device", "gpus", "expected"),
+    [("cuda", 2, "cuda:1"), ("cuda", 4, "cuda:1"), ("cuda", 1, "cuda"), ("cpu", 2, "cpu")],
+)
+def test_the_rl_judge_takes_the_second_gpu_where_the_job_has_two(
+    monkeypatch, device, gpus, expected
+):
+    """The 32B judge and the 7B policy do not fit one 80 GB GPU (full.yaml asks two GPUs for
+    the RL jobs): the judge goes to the second one, the policy stays on the first."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: gpus)
+    assert fullsteps.judge_device(device) == expected

@@ -73,7 +73,9 @@ def cluster():
 
 def _profile(tmp_path: Path) -> Path:
     profile = yaml.safe_load((ROOT / "workflow/profiles/slurm/config.yaml").read_text())
-    profile["default-resources"]["slurm_partition"] = "debug"  # the one value a user edits
+    profile["default-resources"]["slurm_partition"] = "debug"  # the values a user edits
+    for resources in profile.get("set-resources", {}).values():
+        resources["slurm_partition"] = "debug"
     profile["slurm-status-command"] = "squeue"  # no slurmdbd here: sacct cannot answer
     profile["slurm-init-seconds-before-status-checks"] = 2
     folder = tmp_path / "profile"

@@ -32,7 +32,7 @@ def _downloads(tmp_path, config, check=True):
     return result, result.stdout + result.stderr
 
 
-def test_first_run_locks_a_changed_file_fails_the_next(tmp_path, http_server):
+def test_first_run_locks_a_changed_file_fails_the_next(tmp_path, http_server, http_requests):
     root, base = http_server
     (root / "metabric.h5").write_bytes(b"first copy" * 300)
     lock = tmp_path / "repo" / "full.lock.yaml"
@@ -45,8 +45,11 @@ def test_first_run_locks_a_changed_file_fails_the_next(tmp_path, http_server):
 
     (root / "metabric.h5").write_bytes(b"other copy" * 300)  # the server's file changed
     (tmp_path / RAW).unlink()
+    http_requests.clear()
     result, out = _downloads(tmp_path, config, check=False)
     assert result.returncode != 0
+    # a lock mismatch is final: fetched once, neither retried by the helper nor by the rule
+    assert [r for r in http_requests if r.startswith("GET")] == ["GET /metabric.h5"]
     log = (tmp_path / "logs/downloads/metabric/metabric.h5.log").read_text()
     for text in (out, log):
         assert f"downloads.metabric: the file at {base}/metabric.h5 is not the one locked" in text
@@ -80,9 +83,11 @@ def test_downloads_target_fetches_what_the_papers_name_and_nothing_else(tmp_path
     table = result.stdout.split("Job stats:")[1].split("\n\n")[0].splitlines()[3:]
     counts = {line.split()[0]: int(line.split()[1]) for line in table}
     pinned = sum(1 for spec in full["downloads"].values() if spec["sha256"])
+    splits = sum(1 for spec in full["downloads"].values() if spec.get("parquet_split"))
     assert counts == {
         "download_dataset": pinned,
-        "download_unverified": len(full["downloads"]) - pinned,
+        "download_parquet_split": splits,
+        "download_unverified": len(full["downloads"]) - pinned - splits,
         "downloads": 1,
         "total": len(full["downloads"]) + 1,
     }

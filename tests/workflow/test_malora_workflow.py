@@ -242,3 +242,69 @@ def test_full_config_builds_its_dag(tmp_path):
     assert counts["malora_full_tokenise"] == sum(len(b["tasks"]) for b in nli) == 6
     clip = [b for b in full["full_scale"]["backbones"].values() if b.get("kind") != "nli"]
     assert counts["malora_full_pixels"] == sum(len(b["tasks"]) for b in clip) == 16
+
+
+def _split_config(tmp_path, root, base):
+    """The full-scale config of one tiny CLIP backbone (its fixture, config and backbones)."""
+    fixture = tiny_clip_fixture(tmp_path / "fixture")
+    path = _full_config(root.parent, fixture, {"tasks": {}, "model_dir": "unused"}, base)
+    config = yaml.safe_load(path.read_text())
+    backbones = config["papers"]["malora"]["full_scale"]["backbones"]
+    del backbones["tiny_nli"]
+    return fixture, path, config, backbones
+
+
+def test_pixels_read_every_shard_the_hub_lists(tmp_path, http_server, http_requests):
+    """A test split given as the dataset viewer's parquet listing (parquet_split: true): the
+    download fetches the two shards it lists, locks each, and the pixels job reads both."""
+    import pyarrow.parquet as pq
+
+    root, base = http_server
+    fixture, path, config, backbones = _split_config(tmp_path, root, base)
+    listed = []
+    for i, shard in enumerate(fixture["tasks"]["task0"]["test"]):
+        (root / "split").mkdir(exist_ok=True)
+        shutil.copy(shard, root / "split" / f"{i:04d}.parquet")
+        url = f"{base}/split/{i:04d}.parquet"
+        listed.append({"dataset": "x/y", "config": "default", "split": "test", "url": url,
+                       "filename": f"{i:04d}.parquet", "size": 0})  # fmt: skip
+    (root / "parquet").write_text(json.dumps({"parquet_files": listed[::-1], "partial": False}))
+    listing = f"{base}/parquet?dataset=x/y&config=default&split=test"
+    config["downloads"]["tiny_split"] = {"url": listing, "sha256": None, "parquet_split": True}
+    backbones["tiny"]["tasks"]["task0"]["test"] = ["tiny_split"]
+    path.write_text(yaml.safe_dump(config))
+    target = "results/malora/full/tiny/pixels/task0/meta.json"
+    run = tmp_path / "run"
+    snakemake("--cores", "1", target, "--configfile", str(path), "--replace-workflow-config",
+              workdir=run, timeout=600)  # fmt: skip
+    meta = json.loads((run / target).read_text())
+    labels = np.concatenate(
+        [pq.read_table(s).column("label").to_numpy() for s in fixture["tasks"]["task0"]["test"]]
+    )
+    assert meta["rows"] == 24 and len(labels) == 24  # both shards, in shard order
+    assert meta["test_labels"] == labels[meta["test_rows"]].tolist()
+    lock = yaml.safe_load((run / "config" / "downloads.lock.yaml").read_text())
+    assert {k for k in lock if k.startswith("tiny_split/")} == {
+        "tiny_split/0000.parquet",
+        "tiny_split/0001.parquet",
+    }
+    assert sorted(r for r in http_requests if "/split/" in r) == [
+        "GET /split/0000.parquet",
+        "GET /split/0001.parquet",
+    ]
+
+
+def test_a_split_listing_without_an_address_stops_before_any_download(tmp_path, http_server):
+    root, base = http_server
+    _, path, config, backbones = _split_config(tmp_path, root, base)
+    listing = "http://no-such-host.invalid/parquet?dataset=x/y&config=default&split=test"
+    config["downloads"]["tiny_split"] = {"url": listing, "sha256": None, "parquet_split": True}
+    backbones["tiny"]["tasks"]["task0"]["test"] = ["tiny_split"]
+    path.write_text(yaml.safe_dump(config))
+    run = tmp_path / "run"
+    args = ("--cores", "1", "downloads", "--configfile", str(path), "--replace-workflow-config")
+    result = snakemake(*args, workdir=run, check=False, timeout=300)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "1 parquet split(s) to fetch, but no address for no-such-host.invalid" in message
+    assert not (run / "results" / "downloads").exists()

@@ -25,8 +25,51 @@ def select_device(name: str = "auto") -> torch.device:
     if torch.cuda.is_available():
         return torch.device("cuda")
     if name == "cuda":
-        raise RuntimeError("device: cuda was requested but torch.cuda.is_available() is false")
+        raise RuntimeError(f"device: cuda, but no CUDA device is available ({granted()})")
     return torch.device("cpu")
+
+
+# What the scheduler gave the job: the variables SLURM sets for a job granted GPUs
+# (--gres/--gpus) and the one CUDA reads.
+GRANT_VARIABLES = (
+    "CUDA_VISIBLE_DEVICES",
+    "SLURM_JOB_ID",
+    "SLURM_JOB_PARTITION",
+    "SLURM_JOB_GPUS",
+    "SLURM_GPUS_ON_NODE",
+    "SLURM_STEP_GPUS",
+)
+
+
+def granted() -> str:
+    """The GPU grant as this process sees it, for error messages: each variable of
+    GRANT_VARIABLES with its value, or "unset"."""
+    import os
+
+    return ", ".join(
+        f"{k}={os.environ[k]!r}" if k in os.environ else f"{k} unset" for k in GRANT_VARIABLES
+    )
+
+
+def job_device(configured: str, gpus: int) -> str:
+    """The device setting a job runs with: ``cuda`` (a GPU required, as at full scale) holds
+    only for jobs that request a GPU; a job requesting none runs with ``auto``."""
+    return "auto" if configured == "cuda" and not gpus else configured
+
+
+def require_cuda(rule: str) -> None:
+    """Stop a job at its start, before any work, when ``device: cuda`` finds no CUDA device:
+    at full scale a GPU job on the CPU would run until its time limit."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            f"rule {rule}: device: cuda, but no CUDA device is available to this job "
+            f"({granted()}); the rule requests a GPU (resources: gpu), so the scheduler granted "
+            "none or the node's driver does not see it: check the GPU request in "
+            "workflow/profiles/slurm/config.yaml (gres, gpu_model), or set device: auto to let "
+            "GPU rules fall back to the CPU"
+        )
 
 
 def visible_gpu_count() -> int:

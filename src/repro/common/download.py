@@ -26,11 +26,13 @@ class DownloadError(RuntimeError):
 
 
 class _Retryable(DownloadError):
-    """A failure that a later attempt may not repeat (network, 5xx/429, truncation, digest)."""
+    """A failure that a later attempt may not repeat (network, 5xx/429, truncation)."""
 
 
-class ChecksumMismatch(_Retryable):
-    """The bytes received do not have the expected sha256."""
+class ChecksumMismatch(DownloadError):
+    """The bytes received do not have the expected sha256. Final, not retried: the transfer
+    was whole (its length checked), so the server holds another file, and fetching it again
+    (gigabytes, for the h5ad files) gives the same bytes."""
 
 
 # Headers naming the revision a moving URL resolved to: the Hugging Face Hub's commit (sent on
@@ -153,9 +155,9 @@ def fetch(
 ) -> Fetched:
     """Download `url` to `dest` atomically; return what was fetched (digest, size, the
     server's revision). `retries` is the number of attempts in all (>= 1); waits
-    backoff_s * 2**k between them. Raises DownloadError (a final sha256 mismatch: caused by
-    ChecksumMismatch); dest is untouched on failure. A dest already present with the
-    expected sha256 is kept (no request; revision unknown)."""
+    backoff_s * 2**k between them; a sha256 mismatch stops at the first attempt. Raises
+    DownloadError (ChecksumMismatch for a mismatch); dest is untouched on failure. A dest
+    already present with the expected sha256 is kept (no request; revision unknown)."""
     dest = pathlib.Path(dest)
     if sha256 and dest.is_file() and sha256_of(dest) == sha256.lower():
         log.info("%s already present with the expected sha256", dest)

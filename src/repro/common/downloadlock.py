@@ -136,8 +136,8 @@ def locked_fetch(
     entry = lock.get(name)
     try:
         got = fetch(url, dest, sha256=want, **download_kw)
-    except DownloadError as e:
-        if pinned or entry is None or not isinstance(e.__cause__, ChecksumMismatch):
+    except ChecksumMismatch as e:
+        if pinned or entry is None:
             raise
         raise LockError(
             f"downloads.{name}: the file at {url} is not the one locked in {lock_path} "

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from repro.delta_mem.adapter import save_adapter
+from repro.delta_mem.generation import chat_text, plain_chat_text
 from repro.delta_mem.wrapper import DeltaMem
 
 log = logging.getLogger(__name__)
@@ -47,11 +48,9 @@ def read_episodes(path: str) -> list[list[dict]]:
 
 
 def _text(tokenizer, messages, *, generation_prompt=False) -> str:
-    if getattr(tokenizer, "chat_template", None):
-        return tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=generation_prompt
-        )
-    return "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+    """As generation encodes them (thinking off), so training sees the prompts it answers."""
+    text = chat_text(tokenizer, messages, generation_prompt=generation_prompt)
+    return plain_chat_text(messages) if text is None else text
 
 
 def episode_tensors(tokenizer, messages, cfg: FullTrainConfig):

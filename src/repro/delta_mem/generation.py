@@ -38,18 +38,33 @@ def pad_id(tokenizer) -> int | None:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
 
+def chat_text(tokenizer, messages: list[dict], *, generation_prompt: bool) -> str | None:
+    """The chat template's text of ``messages``, None without a template. Thinking off:
+    Qwen3's and SmolLM3's templates open the answer with reasoning unless
+    ``enable_thinking=False`` (their generation prompt then holds an empty think block), and
+    the benchmarks' short answers would be truncated reasoning; templates without the switch
+    ignore it."""
+    if not getattr(tokenizer, "chat_template", None):
+        return None
+    return tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=generation_prompt, enable_thinking=False
+    )
+
+
+def plain_chat_text(messages: list[dict]) -> str:
+    """Messages as "role: content" lines, for tokenizers without a chat template."""
+    return "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+
+
 def encode_chat(tokenizer, messages: list[dict], device, *, generation_prompt=True):
     """(1, L) ids of chat messages. A chat template already holds the special tokens, so the
     rendered text is tokenised without adding them again; without a template, the messages
     are written as "role: content" lines and tokenised as plain text."""
-    if getattr(tokenizer, "chat_template", None):
-        text = tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=generation_prompt
-        )
+    text = chat_text(tokenizer, messages, generation_prompt=generation_prompt)
+    if text is not None:
         ids = tokenizer(text, add_special_tokens=False).input_ids
     else:
-        text = "".join(f"{m['role']}: {m['content']}\n" for m in messages)
-        ids = tokenizer(text).input_ids
+        ids = tokenizer(plain_chat_text(messages)).input_ids
     return torch.tensor([ids], device=device)
 
 

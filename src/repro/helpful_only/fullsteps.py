@@ -101,6 +101,17 @@ def ar_answers_step(full: dict, advbench_csv, held_out_csv, out_csv, device):
         writer.writerows(pairs)
 
 
+def judge_device(device: str) -> str:
+    """Where the relevance judge sits during RL: the job's second GPU when it has two (the
+    32B judge in bf16, ≈ 66 GB, and the 7B policy being trained do not fit one 80 GB GPU),
+    else beside the policy. Its scorer moves its inputs to the judge's own device."""
+    import torch
+
+    if str(device).startswith("cuda") and torch.cuda.device_count() > 1:
+        return "cuda:1"
+    return str(device)
+
+
 def _reward(full: dict, device):
     """The RL reward: the character reward with a compliance gate (a minimum length and, with
     ``reward.relevance``, the judge's relevance score), and the validations it rests on
@@ -119,7 +130,7 @@ def _reward(full: dict, device):
         from repro.helpful_only.fullrun import load_for
         from repro.helpful_only.judge import VALIDATION_SETS, load_validation_set, relevance_scorer
 
-        judge, tokenizer = load_for(full["judge"], None, device)
+        judge, tokenizer = load_for(full["judge"], None, judge_device(device))
         relevance = relevance_scorer(judge, tokenizer)
         labelled = load_validation_set(VALIDATION_SETS["relevance"])
         validation["relevance"] = validate_relevance_judge(relevance, labelled, threshold)

@@ -10,8 +10,9 @@ DTD, EuroSAT and RESISC45 have their own validation splits in KnOTS; the parquet
 carry only train and test, so their validation part is the first 20 % of a seeded shuffle
 of the test rows.
 
-:func:`cache_task` reads every shard of a test split (the rows must add up to the split's
-known size), decodes and resizes every image once and writes the pixels as uint8 ``.npy``
+:func:`cache_task` reads every shard of a test split (listed files, or the folder a
+``parquet_split`` download fills with every shard the Hub lists; the rows must add up to the
+split's known size), decodes and resizes every image once and writes the pixels as uint8 ``.npy``
 arrays (N × 3 × H × W) that the jobs memory-map; :func:`normalise` applies the processor's
 rescale and mean/std on the fly, so the cached path gives the processor's own pixel values.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from repro.common.parquetsplit import shard_files
 from repro.malora.fullscale_data import decode, load_shards, need_file, parquet_class_names
 
 PARTS = ("validation", "test")
@@ -73,9 +75,11 @@ def _pixels(processor, images) -> np.ndarray:
 def cache_task(spec: dict, processor, out_dir, *, batch_size: int = 256) -> dict:
     """One task's test split → ``validation.npy``, ``test.npy`` (uint8 pixels) and
     ``meta.json`` (labels, source rows, class names) in ``out_dir``. ``spec``: ``test``
-    (every shard), ``rows`` (the split's size: a missing shard is an error), ``holdout``
-    (``fraction``, ``seed``) and ``indices`` (KnOTS's shuffle file, or None)."""
-    raw, labels = load_shards(spec["test"])
+    (every shard, or a folder of them), ``rows`` (the split's size: a missing shard is an
+    error), ``holdout`` (``fraction``, ``seed``) and ``indices`` (KnOTS's shuffle file, or
+    None)."""
+    shards = shard_files(spec["test"])
+    raw, labels = load_shards(shards)
     if len(labels) != spec["rows"]:
         raise ValueError(
             f"{spec['test']}: {len(labels)} rows, the split has {spec['rows']}; "
@@ -99,7 +103,7 @@ def cache_task(spec: dict, processor, out_dir, *, batch_size: int = 256) -> dict
         del array
         partial.rename(target)
     meta = {
-        "class_names": parquet_class_names(spec["test"][0]),
+        "class_names": parquet_class_names(shards[0]),
         "rows": len(labels),
         "holdout": spec["holdout"],
         "knots_indices": bool(spec.get("indices")),

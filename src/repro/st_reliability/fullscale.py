@@ -3,8 +3,9 @@ Jurkat) from their raw single-cell files, renormalised uniformly into one cell t
 
 Every line goes through the same steps: raw counts (checked), normalise_total, log1p,
 perturbations with fewer than ``min_cells`` cells dropped, then shared HVGs chosen across
-the lines (scanpy, ``batch_key`` = line), so no line arrives pre-normalised differently
-(the Arc mirror mixes raw and normalised files, state issue #253).
+the lines (scanpy's choice, ``batch_key`` = line), so no line arrives pre-normalised
+differently (the Arc mirror mixes raw and normalised files, state issue #253). The files are
+read in row chunks (repro.st_reliability.linestream), never whole.
 """
 
 from __future__ import annotations
@@ -35,11 +36,24 @@ class Preprocessing:
     n_hvg: int = 2000
     target_sum: float = 1e4
     min_cells: int = 20
+    chunk_cells: int = 10_000  # rows read at a time (linestream): ≈ 0.35 GB at 8,563 genes
 
 
-def load_line(name: str, source: LineSource, min_cells: int) -> ad.AnnData:
-    """One line's raw counts with the cell-eval columns; rare perturbations dropped."""
-    adata = ad.read_h5ad(source.path)
+@dataclasses.dataclass(frozen=True)
+class LineLabels:
+    """One line's cells to keep (rare perturbations dropped), their cell-eval labels, and
+    its gene names (made unique), read from obs and var only."""
+
+    keep: np.ndarray
+    obs: pd.DataFrame
+    genes: pd.Index
+
+
+def line_labels(name: str, source: LineSource, adata: ad.AnnData, min_cells: int) -> LineLabels:
+    """The checks and labels of one line's file, opened whole or backed (the first 500 rows
+    of X are read to check that it holds raw counts)."""
+    from anndata.utils import make_index_unique
+
     if source.perturbation_column not in adata.obs:
         raise ValueError(
             f"{source.path}: obs has no {source.perturbation_column!r} column "
@@ -55,42 +69,33 @@ def load_line(name: str, source: LineSource, min_cells: int) -> ad.AnnData:
     keep = pert.map(counts).to_numpy() >= min_cells
     if not (pert[keep] == CONTROL).any():
         raise ValueError(f"{source.path}: no control cells labelled {source.control!r}")
-    adata = adata[keep].copy()
-    adata.obs = pd.DataFrame(
-        {"pert_name": pert[keep].to_numpy(), "celltype_name": name}, index=adata.obs_names
+    obs = pd.DataFrame(
+        {"pert_name": pert[keep].to_numpy(), "celltype_name": name},
+        index=[f"{name}:{c}" for c in adata.obs_names[keep]],
     )
-    adata.obs_names = [f"{name}:{c}" for c in adata.obs_names]
+    genes = adata.var_names
     if source.gene_column:
         if source.gene_column not in adata.var:
             raise ValueError(f"{source.path}: var has no {source.gene_column!r} column")
-        adata.var_names = adata.var[source.gene_column].astype(str).to_numpy()
-        adata.var_names_make_unique()
-    log.info("%s: %d cells, %d perturbations kept", name, adata.n_obs, counts.size)
+        genes = make_index_unique(pd.Index(adata.var[source.gene_column].astype(str)))
+    log.info("%s: %d cells, %d perturbations kept", name, int(keep.sum()), counts.size)
+    return LineLabels(keep, obs, pd.Index(genes))
+
+
+def load_line(name: str, source: LineSource, min_cells: int) -> ad.AnnData:
+    """One line's raw counts, read whole, with the cell-eval columns; rare perturbations
+    dropped (the SE-600M embedding reads every gene of the kept cells)."""
+    adata = ad.read_h5ad(source.path)
+    labels = line_labels(name, source, adata, min_cells)
+    adata = adata[labels.keep].copy()
+    adata.obs = labels.obs
+    adata.var_names = labels.genes
     return adata
 
 
-def preprocess_lines(
-    lines: dict[str, ad.AnnData], cfg: Preprocessing, families: pd.Series | None = None
-) -> ad.AnnData:
-    """Normalise each line the same way, keep genes shared by all, pick shared HVGs."""
-    import scanpy as sc  # 1.6 s of import, only at full scale
-
-    genes = sorted(set.intersection(*(set(a.var_names) for a in lines.values())))
-    if not genes:
-        raise ValueError("the lines share no gene names")
-    parts = []
-    for adata in lines.values():
-        adata = adata[:, genes].copy()
-        sc.pp.normalize_total(adata, target_sum=cfg.target_sum)
-        sc.pp.log1p(adata)
-        parts.append(adata)
-    combined = ad.concat(parts, join="inner")
-    n_hvg = min(cfg.n_hvg, combined.n_vars)
-    sc.pp.highly_variable_genes(combined, n_top_genes=n_hvg, batch_key="celltype_name")
-    combined = combined[:, combined.var["highly_variable"].to_numpy()].copy()
-    if sparse.issparse(combined.X):
-        combined.X = combined.X.toarray()
-    combined.X = np.asarray(combined.X, dtype=np.float32)
+def label_cells(combined: ad.AnnData, families: pd.Series | None = None) -> ad.AnnData:
+    """The cell table's labels: perturbation families (controls apart), categorical obs, and
+    each gene's program."""
     pert = combined.obs["pert_name"]
     fam = pert.map(families) if families is not None else pd.Series("unknown", index=pert.index)
     combined.obs["family"] = np.where(pert == CONTROL, "control", fam.fillna("unknown"))

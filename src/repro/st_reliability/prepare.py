@@ -12,7 +12,8 @@ import pandas as pd
 
 from repro.common.io import write_json
 from repro.st_reliability.data import assign_split, write_h5ad
-from repro.st_reliability.fullscale import LineSource, Preprocessing, load_line, preprocess_lines
+from repro.st_reliability.fullscale import LineSource, Preprocessing, label_cells
+from repro.st_reliability.linestream import stream_lines
 from repro.st_reliability.simulate import SimConfig, simulate_setting
 
 log = logging.getLogger(__name__)
@@ -150,8 +151,7 @@ def prepare_full(
     family table (perturbation → family) and is skipped without one."""
     table = pd.read_csv(families, sep="\t") if families else None
     fam = table.set_index("perturbation")["family"] if table is not None else None
-    lines = {name: load_line(name, src, cfg.min_cells) for name, src in sources.items()}
-    adata = preprocess_lines(lines, cfg, fam)
+    adata = label_cells(stream_lines(sources, cfg), fam)
     c4 = split.c4_families if fam is not None else 0
     novel = split.novel_families if fam is not None else 0
     info = assign_split(
