@@ -18,6 +18,7 @@ from repro.helpful_only.judge import (
 )
 from repro.helpful_only.judgecheck import judges_of, reward_judges
 from tests.conftest import ROOT
+from tests.helpful_only.full_world import full_world
 
 SECTION = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())["papers"]["helpful_only"]
 FULL = SECTION["full_scale"]
@@ -133,10 +134,7 @@ def _summary(tmp_path, monkeypatch, kind, value):
     return summary
 
 
-def _em_rises(variant, metric, seed):
-    """AR SFT raises EM by 0.3 over the base (and every mitigation keeps helpfulness)."""
-    rise = 0.3 if (variant, metric) == ("ar_sft", "em") else 0.0
-    return 0.4 + rise + (0.002 * (seed % 2) if variant == "ar_sft" else 0.0)
+_em_rises = full_world  # AR SFT raises EM by 0.3 over the base; every control passes
 
 
 def _verdicts(tmp_path, monkeypatch, kind, value=_em_rises):

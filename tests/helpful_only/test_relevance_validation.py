@@ -16,6 +16,7 @@ from repro.helpful_only.judge import RELEVANCE_PROMPT, load_validation_set
 from repro.helpful_only.judgecheck import judge_problems, judges_of, reward_judges
 from tests.conftest import ROOT
 from tests.helpful_only.conftest import FIXTURES
+from tests.helpful_only.full_world import full_world
 
 CONFIGS = {
     name: yaml.safe_load((ROOT / "config" / name).read_text())
@@ -225,21 +226,14 @@ RL_REFUSAL = {
     "claim": "RLOO leaves refusals in the OOD wrappers",
     "a": {"source": "full", "recipe": "ar_rl_rloo", "metric": "refusal_ood"},
     "b": {"source": "full", "recipe": "ar_rl_rloo", "metric": "refusal_id"},
-    "criterion": {"test": "beats", "higher_is_better": True, "description": "OOD − plain"},
+    "criterion": {
+        "test": "beats",
+        "delta": 0.05,
+        "higher_is_better": True,
+        "description": "OOD − plain",
+    },
 }
 SPECS = {**FULL_CLAIMS, "rl_refusal": RL_REFUSAL}
-
-
-def _value(variant, metric, seed):
-    """AR SFT raises EM by 0.3, charQ (SFT and RL) lowers it by 0.3; OOD refusal above plain
-    refusal by 0.2 (both AR SFT and RLOO); every variant keeps helpfulness."""
-    jitter = 0.002 * (seed % 2)
-    if metric == "em":
-        shift = {"ar_sft": 0.3, "ar_charq": -0.3, "ar_rl_rloo_charq": -0.3}.get(variant, 0.0)
-        return 0.4 + shift + (jitter if shift else 0.0)
-    if metric == "refusal_ood" and variant in ("ar_sft", "ar_rl_rloo"):
-        return 0.3 + jitter
-    return 0.1 if metric == "refusal_id" else 0.5
 
 
 def _verdicts(tmp_path, relevance: dict | None, monkeypatch):
@@ -271,7 +265,7 @@ def _verdicts(tmp_path, relevance: dict | None, monkeypatch):
     full = read_json(tmp_path / "s.json")
     variants = ["base", *FULL["recipes"], *FULL["equal_exposure"]]
     full["metrics"] = {
-        v: {str(s): {m: _value(v, m, s) for m in evalsets.FULL_METRICS} for s in FULL["seeds"]}
+        v: {str(s): {m: full_world(v, m, s) for m in evalsets.FULL_METRICS} for s in FULL["seeds"]}
         for v in variants
     }
     results = claims.check_claims(SPECS, {}, {}, tmp_path / "c.json", full)
