@@ -10,6 +10,9 @@ import matplotlib
 matplotlib.use("Agg")  # rules run without a display
 import matplotlib.pyplot as plt  # noqa: E402
 
+from repro.common import figure_lint, figure_tidy  # noqa: E402
+from repro.common.io import write_json  # noqa: E402
+
 STYLE = {
     "figure.dpi": 110,
     "savefig.dpi": 150,
@@ -29,8 +32,19 @@ def apply_style() -> None:
     plt.rcParams.update(STYLE)
 
 
+def lint_path(png: str | os.PathLike) -> Path:
+    """Where ``save_figure`` writes the lint's findings of a PNG: ``<name>.lint.json`` beside it."""
+    return Path(png).with_suffix(".lint.json")
+
+
 def save_figure(fig: plt.Figure, png: str | os.PathLike, pdf: str | os.PathLike) -> None:
-    """Save both formats, then close the figure so long loops do not leak memory."""
+    """Tidy the layout (repro.common.figure_tidy), lint the figure as the report will show it
+    and write the findings beside the PNG (repro.common.figure_lint), save both formats, then
+    close the figure so long loops do not leak memory."""
+    changed = figure_tidy.tidy(fig)
+    findings = figure_lint.lint(fig, draw=changed)
+    Path(png).parent.mkdir(parents=True, exist_ok=True)
+    write_json(lint_path(png), {"figure": str(png), "findings": findings})
     for path in (png, pdf):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         # metadata without dates keeps the files byte-stable across reruns
