@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 from matplotlib import colors as mcolors
@@ -130,8 +131,14 @@ def drawn_texts(fig: Figure, renderer) -> list[tuple[str, Text]]:
     ]
 
 
+def _plain(text: str) -> str:
+    """Mathtext as read: ``$\\mathdefault{3\\times10^{4}}$`` → ``3×10^4``."""
+    text = text.replace("\\times", "×").replace("\\mathdefault", "").replace("\\minus", "−")
+    return re.sub(r"[${}]", "", text)
+
+
 def _name(role: str, text: Text) -> str:
-    words = " ".join(text.get_text().split())
+    words = " ".join(_plain(text.get_text()).split())
     return f"{role} '{words[:50]}{'…' if len(words) > 50 else ''}'"
 
 

@@ -19,11 +19,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import (
     FixedFormatter,
     FixedLocator,
-    FuncFormatter,
     LogLocator,
     MaxNLocator,
     NullFormatter,
-    StrMethodFormatter,
 )
 
 from repro.common import figure_lint
@@ -61,12 +59,23 @@ def _colliding(labels, renderer) -> bool:
     )
 
 
-def _categorical(axis) -> bool:
-    """Names (bar labels, groups), which thinning would lose, rather than numbers."""
-    formatter = axis.get_major_formatter()
-    if isinstance(formatter, FuncFormatter | StrMethodFormatter):
+def _is_number(text: str) -> bool:
+    try:
+        float(figure_lint._plain(text).replace("−", "-"))
+    except ValueError:
         return False
-    return isinstance(formatter, FixedFormatter) or axis.units is not None
+    return True
+
+
+def _categorical(axis, labels) -> bool:
+    """Names (methods, groups), which thinning would lose, rather than numbers: categorical
+    units, fixed labels, or ticks placed by hand (``set_xticks(x, names)``) that are not all
+    numbers."""
+    if axis.units is not None or isinstance(axis.get_major_formatter(), FixedFormatter):
+        return True
+    if not isinstance(axis.get_major_locator(), FixedLocator):
+        return False
+    return not all(_is_number(label.get_text()) for label in labels)
 
 
 def _untangle_tick_labels(ax, axis, renderer) -> bool:
@@ -85,7 +94,7 @@ def _untangle_tick_labels(ax, axis, renderer) -> bool:
         if not _colliding(_drawn_labels(majors), renderer):
             return True
     locator = axis.get_major_locator()
-    if _categorical(axis):
+    if _categorical(axis, _drawn_labels(majors)):
         if axis is ax.xaxis:  # "xtick" mode aligns the label's end under its tick
             axis.set_tick_params(which="major", labelrotation=45, labelrotation_mode="xtick")
     elif isinstance(locator, LogLocator):
