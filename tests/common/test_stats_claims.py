@@ -221,7 +221,7 @@ def test_comparison_needs_every_baseline_and_reports_the_least_favourable():
     doc = {"d": _document({"ours": ours, "weak": weak, "strong": strong})}
     claim = comparison_claim("c", _comparison(), doc, {"acc": MIN_EFFECT})
     assert claim.verdict == INCONCLUSIVE  # a tie with a wide interval: too wide to tell
-    assert "least favourable: vs strong" in claim.details
+    assert "the number shown is the worst of these: vs strong" in claim.details
     assert "vs weak: reproduced" in claim.details
     assert claim.measured == pytest.approx(np.mean(np.subtract(ours, strong)))
     doc["d"]["methods"].pop("strong")

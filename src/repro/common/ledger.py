@@ -169,12 +169,21 @@ def criterion_text(entry: Mapping[str, Any]) -> str:
     return text
 
 
+def paper_text(entry: Mapping[str, Any]) -> str:
+    """The paper's number with its note (how it was converted, or why there is none)."""
+    note = entry.get("paper_value_note")
+    if note and entry.get("paper_value") in (None, ""):
+        return note
+    number = _number(entry.get("paper_value"))
+    return f"{number} ({note})" if note else number
+
+
 def rows(entries, with_paper: bool):
     """Table cells per entry, in the order of CLAIM_COLUMNS (``with_paper``) or CHECK_COLUMNS."""
     for e in entries:
         cells = [e["claim"]]
         if with_paper:
-            cells.append(_number(e.get("paper_value")))
+            cells.append(paper_text(e))
         cells += [_measured(e), criterion_text(e), verdict_text(e)]
         if with_paper:
             cells.append(controls_text(e))
