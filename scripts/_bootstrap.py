@@ -13,7 +13,10 @@ import time
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-if str(SRC) not in sys.path:
+# first, even where it is already on the path: Snakemake's preamble appends the workflow's
+# search paths after the venv's, so a checkout other than the one the venv's editable install
+# points at would otherwise import that other checkout's package
+if sys.path[:1] != [str(SRC)]:
     sys.path.insert(0, str(SRC))
 
 

@@ -11,4 +11,5 @@ check_claims(
     metrics,
     sm.output.claims,
     dict(sm.params.checks),
+    sanity_thresholds=dict(sm.params.sanity),
 )

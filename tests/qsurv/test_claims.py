@@ -28,7 +28,8 @@ from repro.common.claims import (
     REPRODUCED,
 )
 from repro.common.io import read_json, write_json
-from repro.qsurv.claims import MIN_EFFECTS, check_claims
+from repro.qsurv.catalog import REFERENCE_ARMS
+from repro.qsurv.claims import check_claims
 from tests.conftest import ROOT
 
 NODES = [2, 3, 4, 8]
@@ -47,15 +48,29 @@ def quadrature(gl_slope: float, trapezoid_slope: float, violations: int = 0) -> 
     }
 
 
+# every run sane: C-index 0.7 (above 0.5 + margin), IBS 0.15 (below Kaplan-Meier's 0.2)
+SANE = {"cindex_ipcw": 0.7, "ibs_ipcw": 0.15}
+TRIVIAL = {"cindex_ipcw": 0.5, "ibs_ipcw": 0.2}
+
+
 def metrics(dataset: str, values: dict[str, list[float]], metric: str) -> dict:
+    """A metrics document: each method's ``metric`` per seed beside the other numbers of a
+    sane run; the reference arms (Kaplan-Meier always: given in ``values`` or trivial)."""
     seeds = list(range(len(next(iter(values.values())))))
+    values = {"kaplan_meier": [TRIVIAL.get(metric, 0.5)] * len(seeds), **values}
+    references = [m for m in values if m in REFERENCE_ARMS]
+
+    def rows(method, vs):
+        base = SANE if method not in references else TRIVIAL
+        return [{**base, metric: v} for v in vs]
+
     return {
         "dataset": dataset,
         "seeds": seeds,
         "methods": {
-            m: {"per_seed": [{metric: v} for v in vs], "mean": {}, "std": {}}
-            for m, vs in values.items()
+            m: {"per_seed": rows(m, vs), "mean": {}, "std": {}} for m, vs in values.items()
         },
+        "reference_arms": references,
     }
 
 
@@ -66,7 +81,9 @@ def run(tmp_path, claims, quad, documents, checks=None):
         paths[name] = str(tmp_path / f"{name}.json")
         write_json(paths[name], document)
     out = tmp_path / "claims.json"
-    results = check_claims(claims, str(tmp_path / "quadrature.json"), paths, str(out), checks)
+    results = check_claims(
+        claims, str(tmp_path / "quadrature.json"), paths, str(out), checks, sanity_thresholds=SANITY
+    )
     assert [c["id"] for c in read_json(out)] == [*claims, *(checks or {})]
     return {c.id: c for c in results}
 
@@ -158,6 +175,7 @@ CONFIGS = {
     name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
     for name in ("config", "full", "test")
 }
+SANITY = CONFIGS["config"]["papers"]["qsurv"]["sanity"]  # the thresholds of the run
 CLAIMS = [
     (name, cid, spec)
     for name, config in CONFIGS.items()
@@ -166,21 +184,25 @@ CLAIMS = [
 ]
 
 
-def comparison_inputs(spec, advantage: float) -> dict:
-    """Per-seed values where the claim's method is better than every baseline by
-    ``advantage`` (in units of the claim's delta; negative = worse), with small noise."""
+def comparison_inputs(spec, advantage: float, others: dict[str, float] | None = None) -> dict:
+    """Per-seed values where the claim's method (and each arm of ``others``) is better than
+    every baseline by ``advantage`` (in units of the claim's delta; negative = worse), with
+    small noise, at a sane run's level."""
     criterion = spec["criterion"]
     sign = 1.0 if criterion["higher_is_better"] else -1.0
     rng = np.random.default_rng(0)
-    base = 0.5 + 0.01 * rng.normal(size=5)
+    level = 0.7 if criterion["higher_is_better"] else 0.1  # a sane run's (SANE)
+    base = level + 0.01 * rng.normal(size=5)
     values = {b: list(base + 1e-4 * rng.normal(size=5)) for b in spec["baselines"]}
-    margin = criterion.get("delta", MIN_EFFECTS[spec["metric"]])
-    values[spec["method"]] = list(base + sign * advantage * margin)
+    for arm, ahead in {spec["method"]: advantage, **(others or {})}.items():
+        values[arm] = list(base + sign * ahead * criterion["delta"])
     return {spec["dataset"]: metrics(spec["dataset"], values, spec["metric"])}
 
 
 @pytest.mark.parametrize(("config", "cid", "spec"), CLAIMS, ids=[f"{c}-{i}" for c, i, _ in CLAIMS])
 def test_every_configured_claim_can_fail_and_hold(tmp_path, config, cid, spec):
+    spec = {k: v for k, v in spec.items() if k != "controls"}  # the handler alone (controls:
+    # tests/qsurv/test_controls.py)
     if spec["kind"] == "quadrature_convergence":
         failing, holding = [quadrature(-0.5, -0.5), {}], [quadrature(-3.0, -0.5), {}]
     else:
@@ -197,6 +219,7 @@ def test_every_configured_claim_can_fail_and_hold(tmp_path, config, cid, spec):
         rows = documents[spec["dataset"]]["methods"][spec["method"]]["per_seed"]
         rows[1][spec["metric"]] = float("nan")
         assert run(tmp_path, {cid: spec}, holding[0], documents)[cid].verdict == NOT_REPRODUCED
+        documents = comparison_inputs(spec, 0.0)
         del documents[spec["dataset"]]["methods"][spec["baselines"][0]]
         missing = run(tmp_path, {cid: spec}, holding[0], documents)[cid]
         assert missing.verdict == NOT_REPRODUCED and "not computable" in missing.details
@@ -205,8 +228,8 @@ def test_every_configured_claim_can_fail_and_hold(tmp_path, config, cid, spec):
 def test_claims_and_checks_of_the_configs_are_apart():
     for config in CONFIGS.values():
         q = config["papers"]["qsurv"]
-        assert {s["kind"] for s in q["checks"].values()} == {"error_bound"}
-        assert "error_bound" not in {s["kind"] for s in q["claims"].values()}
+        assert {s["kind"] for s in q["checks"].values()} == {"error_bound", "seed_sanity"}
+        assert not {"error_bound", "seed_sanity"} & {s["kind"] for s in q["claims"].values()}
         assert all(
             "test" in s["criterion"] for s in q["claims"].values() if s["kind"] == "comparison"
         )

@@ -5,6 +5,8 @@
   with twice the hazard gives the hand-computed hazard L1; the forward-difference hazard L1
   (the official simulation's) is its O(Δt) bias; the official IPCW metrics equal a direct
   computation from the same stored curves.
+* The reference arms: the oracle scores as the truth given as a method; the Kaplan-Meier
+  arm is the product-limit curve by hand.
 """
 
 import numpy as np
@@ -14,6 +16,7 @@ from repro.common.io import read_json, read_npz, write_json, write_npz
 from repro.qsurv import simulate
 from repro.qsurv.evaluate import EvaluateConfig, evaluate, interval_hazard
 from repro.qsurv.ipcw import official_metrics, step_reader
+from repro.qsurv.reference import predictions as reference_predictions
 
 
 def test_interval_hazard_of_exponential_is_constant():
@@ -102,3 +105,50 @@ def test_evaluate_truth_against_itself(tiny_synthetic, tmp_path):
     assert 0.5 < row["cindex_ipcw"] <= 1 and row["cindex_ipcw"] != pytest.approx(row["ctd"])
     stored = read_json(tmp_path / "metrics.json")
     assert stored["methods"]["truth"]["training_provenance"] == {"device": "cpu"}
+
+
+def kaplan_meier_by_hand(durations, events, times):
+    """The product-limit estimate Π_{t_i <= t} (1 - d_i / n_i), a loop over event times."""
+    survival, out = 1.0, []
+    steps = {}
+    for t in np.unique(durations[events == 1]):
+        at_risk = np.sum(durations >= t)
+        died = np.sum((durations == t) & (events == 1))
+        survival *= 1 - died / at_risk
+        steps[t] = survival
+    for t in times:
+        passed = [s for u, s in steps.items() if u <= t]
+        out.append(passed[-1] if passed else 1.0)
+    return np.array(out)
+
+
+def test_reference_arms_against_their_definitions(tiny_synthetic, tmp_path):
+    """The oracle is scored exactly as the analytic truth given as a method; the Kaplan-Meier
+    arm is the training split's product-limit curve for every subject (a loop by hand), so it
+    ranks every pair as a tie: IPCW C-index exactly 0.5."""
+    data = read_npz(tiny_synthetic)
+    predictions = {"truth": str(tmp_path / "truth.npz")}
+    write_npz(predictions["truth"], **truth_predictions(data))
+    logs = {"truth": str(tmp_path / "truth.json")}
+    write_json(logs["truth"], {"provenance": {}})
+    result = evaluate(
+        EvaluateConfig(dataset="gompertz", methods=("truth",), metric_grid_points=20),
+        str(tiny_synthetic),
+        predictions,
+        logs,
+        str(tmp_path / "metrics.json"),
+    )
+    assert result["reference_arms"] == ["kaplan_meier", "oracle"]
+    truth, oracle = (result["methods"][m]["per_seed"][0] for m in ("truth", "oracle"))
+    assert {k: v for k, v in truth.items() if k not in ("train_seconds", "epochs")} == oracle
+    assert oracle["hazard_l1"] == 0.0 and oracle["survival_l1"] == 0.0
+    km = result["methods"]["kaplan_meier"]["per_seed"][0]
+    assert km["cindex_ipcw"] == 0.5
+    # the curve itself, by hand, on both grids
+    curves = reference_predictions("gompertz", data)["kaplan_meier"]
+    for key, grid in (("surv_metric", "metric_grid"), ("surv_truth", "truth_grid")):
+        expected = kaplan_meier_by_hand(data["t_train"][0], data["e_train"][0], data[grid][0])
+        np.testing.assert_allclose(curves[key][0], np.broadcast_to(expected, curves[key][0].shape))
+    # a real data set (no truth) has the Kaplan-Meier arm only
+    real = {k: v for k, v in data.items() if k not in ("true_cumhaz", "true_hazard")}
+    assert list(reference_predictions("gbsg2", real)) == ["kaplan_meier"]

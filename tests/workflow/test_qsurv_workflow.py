@@ -47,8 +47,11 @@ def test_every_dataset_has_every_method_and_seed(run):
     for dataset in datasets:
         metrics = json.loads((run / f"qsurv/metrics/{dataset}.json").read_text())
         expected = Q["synthetic_methods"] if metrics["synthetic"] else Q["real_methods"]
-        assert list(metrics["methods"]) == expected
-        for method, entry in metrics["methods"].items():
+        references = ["kaplan_meier", "oracle"] if metrics["synthetic"] else ["kaplan_meier"]
+        assert metrics["reference_arms"] == references
+        assert list(metrics["methods"]) == expected + references
+        for method in expected:
+            entry = metrics["methods"][method]
             assert len(entry["per_seed"]) == len(Q["seeds"])
             ctd = [row["ctd"] for row in entry["per_seed"]]
             assert entry["mean"]["ctd"] == pytest.approx(np.mean(ctd))
@@ -141,7 +144,18 @@ def test_claims_follow_from_metrics_and_criteria(run):
     assert k3["interval"] == pytest.approx([diff.low, diff.high])
     delta = Q["claims"]["hazard_vs_trapezoid_k3"]["criterion"]["delta"]
     expected = "reproduced" if diff.low > -delta else "inconclusive"
-    assert k3["verdict"] == ("contradicted" if diff.high < -delta else expected)
+    # the verdict of the claim's own statistic, before its controls gate it
+    assert (k3["own_verdict"] or k3["verdict"]) == (
+        "contradicted" if diff.high < -delta else expected
+    )
+    # its negative control, the Kaplan-Meier curve in GL's place, by the same statistic
+    negative = {c["side"]: c for c in k3["controls"]}["negative"]
+    km = paired_difference(
+        [-r["hazard_l1"] for r in metrics["kaplan_meier"]["per_seed"]],
+        [-v for v in per_seed["trapezoid_k3"]],
+    )
+    assert negative["measured"] == pytest.approx(km.mean)
+    assert negative["interval"] == pytest.approx([km.low, km.high])
     assert claims["imaging"]["verdict"] == "not tested at this scale"
     bound = claims["gl_error_bound"]
     assert bound["type"] == "check" and bound["verdict"] == "passed" and bound["measured"] == 0

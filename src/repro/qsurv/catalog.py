@@ -15,3 +15,7 @@ METRICS = (
     "hazard_l1_forward",
     "survival_l1",
 )
+# reference arms of every metrics file, scored beside the trained methods without training
+# (repro.qsurv.reference): no configured method may take their names
+KAPLAN_MEIER, ORACLE = "kaplan_meier", "oracle"
+REFERENCE_ARMS = (KAPLAN_MEIER, ORACLE)  # the oracle on synthetic scenarios only

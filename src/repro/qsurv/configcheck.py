@@ -11,7 +11,7 @@ from typing import Any
 
 from repro.common.claims import claim_kinds
 from repro.common.configcheck import ConfigError, check_claim_specs
-from repro.qsurv.catalog import BUNDLED, METRICS
+from repro.qsurv.catalog import BUNDLED, KAPLAN_MEIER, METRICS, ORACLE, REFERENCE_ARMS
 from repro.qsurv.claims import KINDS
 
 
@@ -50,6 +50,11 @@ def check(config: dict[str, Any]) -> None:
                 f"{key}.download: source {spec['source']} needs a file; "
                 f"{spec.get('download')!r} is not a key under downloads"
             )
+    for name in set(q["methods"]) & set(REFERENCE_ARMS):
+        raise ConfigError(
+            f"papers.qsurv.methods.{name}: the name is reserved for a reference arm "
+            "(repro.qsurv.reference)"
+        )
     for key in ("synthetic_methods", "real_methods"):
         _methods_known(q, key, q[key])
     for key in ("hazard_methods", "ablation_methods"):
@@ -59,8 +64,8 @@ def check(config: dict[str, Any]) -> None:
     if real and not q["real_methods"]:
         raise ConfigError("papers.qsurv.real_methods: empty, but real data sets are configured")
     runs = {
-        **{s: q["synthetic_methods"] for s in scenarios},
-        **{r: q["real_methods"] for r in real},
+        **{s: [*q["synthetic_methods"], KAPLAN_MEIER, ORACLE] for s in scenarios},
+        **{r: [*q["real_methods"], KAPLAN_MEIER] for r in real},
     }
 
     def methods_run_on(spec):  # a compared method must have run on the claim's data set
@@ -71,6 +76,12 @@ def check(config: dict[str, Any]) -> None:
         "qsurv",
         q,
         claim_kinds(KINDS),
-        {"dataset": runs, "metric": METRICS, "nodes": q["quadrature"]["nodes"]},
+        {
+            "dataset": runs,
+            "metric": METRICS,
+            "nodes": q["quadrature"]["nodes"],
+            "families": q["quadrature"]["families"],
+        },
         references_of=methods_run_on,
+        require_controls=True,
     )

@@ -9,6 +9,11 @@ the average hazard over each grid interval, (H(t_{j+1}) − H(t_j)) / Δt, with 
 exact for the truth, the same construction for every model, and with no O(Δt) bias from a
 one-sided difference. ``hazard_l1_forward`` is the official simulation's definition
 instead: the forward difference of −log S against the true h at the left grid point.
+
+Beside the trained methods, the document holds the reference arms of
+:mod:`repro.qsurv.reference` (``reference_arms``: the training Kaplan-Meier curve and, on
+synthetic data, the analytic truth), scored by the same code: the per-seed sanity check's
+trivial model and the claims' controls.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import numpy as np
 from repro.common.io import read_json, read_npz, write_json
 from repro.common.provenance import RunRecorder
 from repro.common.summary import mean_std
+from repro.qsurv import reference
 from repro.qsurv.ipcw import official_metrics, step_reader
 from repro.qsurv.metrics import curve_l1, survival_metrics
 
@@ -89,6 +95,26 @@ def _representative_curves(data, predictions) -> dict:
     return {"time": (grid[1:] + grid[:-1]) / 2, "subjects": subjects}
 
 
+def _scored(data, pred, n_grid) -> list[dict[str, float]]:
+    """One method's metrics row per seed, from its curves on the data set's grids."""
+    rows = []
+    for i in range(len(data["seeds"])):
+        split = {k: v[i] for k, v in data.items() if k != "seeds"}
+        rows.append(_seed_metrics(split, pred["surv_metric"][i], pred["surv_truth"][i], n_grid))
+    return rows
+
+
+def _entry(dataset: str, method: str, rows: list[dict[str, float]]) -> dict:
+    mean, std = mean_std(rows)
+    log.info(
+        "%s / %s: %s",
+        dataset,
+        method,
+        ", ".join(f"{k} {mean[k]:.4g} ± {std[k]:.2g}" for k in mean),
+    )
+    return {"per_seed": rows, "mean": mean, "std": std}
+
+
 def evaluate(
     cfg: EvaluateConfig,
     data_path: str,
@@ -108,29 +134,20 @@ def evaluate(
     with RunRecorder(config=dataclasses.asdict(cfg), seed=seeds) as run:
         for method in cfg.methods:
             pred = predictions[method]
-            rows = []
-            for i in range(len(seeds)):
-                split = {k: v[i] for k, v in data.items() if k != "seeds"}
-                row = _seed_metrics(
-                    split, pred["surv_metric"][i], pred["surv_truth"][i], cfg.metric_grid_points
-                )
+            rows = _scored(data, pred, cfg.metric_grid_points)
+            for i, row in enumerate(rows):
                 row["train_seconds"] = float(pred["train_seconds"][i])
                 row["epochs"] = float(pred["epochs"][i])
-                rows.append(row)
-            mean, std = mean_std(rows)
             training = read_json(train_log_paths[method])["provenance"]
-            result["methods"][method] = {
-                "per_seed": rows,
-                "mean": mean,
-                "std": std,
-                "training_provenance": training,
-            }
-            log.info(
-                "%s / %s: %s",
-                cfg.dataset,
-                method,
-                ", ".join(f"{k} {mean[k]:.4g} ± {std[k]:.2g}" for k in mean),
-            )
+            result["methods"][method] = _entry(cfg.dataset, method, rows)
+            result["methods"][method]["training_provenance"] = training
+        # scored like the methods, without training: the sanity check's trivial model and
+        # the claims' controls (repro.qsurv.reference)
+        references = reference.predictions(cfg.dataset, data)
+        for arm, pred in references.items():
+            rows = _scored(data, pred, cfg.metric_grid_points)
+            result["methods"][arm] = _entry(cfg.dataset, arm, rows)
+        result["reference_arms"] = list(references)
         if result["synthetic"]:
             result["curves"] = _representative_curves(data, predictions)
     result["provenance"] = run.provenance()

@@ -76,8 +76,19 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
 
 
 def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
+    """The trained methods' table (the reference arms, oracle and Kaplan-Meier, are left
+    out: the oracle would be the best of every column)."""
+    trained = [
+        {
+            **m,
+            "methods": {
+                k: v for k, v in m["methods"].items() if k not in m.get("reference_arms", ())
+            },
+        }
+        for m in all_metrics
+    ]
     plotting.metrics_table(
-        all_metrics,
+        trained,
         metric_names,
         png,
         pdf,
