@@ -37,8 +37,8 @@ from repro.common.ledger import (
     NB_HYPHEN,
     VOCABULARY,
     claims_markdown,
-    criterion_text,
     claims_rst,
+    criterion_text,
     summary_line,
 )
 from repro.common.ledger_page import FOLD_AFTER, claims_page
@@ -248,7 +248,8 @@ def test_a_long_criterion_folds_after_its_registration():
     entry = _entry("c", INCONCLUSIVE, criterion="delta > 0", registered="2026-11-29")
     page = claims_page("P", [{**entry, "revised": revised}])
     shown, rest = (
-        html.unescape(g) for g in re.search(r"<summary>(.*?)</summary>(.*?)</details>", page).groups()
+        html.unescape(g)
+        for g in re.search(r"<summary>(.*?)</summary>(.*?)</details>", page).groups()
     )
     assert shown.startswith("delta > 0 · registered 2026-11-29 · revised 2026-12-01")
     assert len(shown) <= FOLD_AFTER["criterion"] + len(" … (more)")

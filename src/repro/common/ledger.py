@@ -315,8 +315,9 @@ def claim_lines_html(papers: Papers) -> str:
 def claims_rst(papers: Papers, pages: Sequence[str], not_run: Sequence[str] = ()) -> str:
     """The report's front page (Snakemake's workflow description, reST): the summary line,
     one row of counts per paper (its name opens ``pages[i]``, the paper's page in the report;
-    a paper of ``not_run`` has no page), one line per paper with each claim's verdict, and the verdict vocabulary; it installs the
-    report's figure view (:mod:`repro.common.report_view`). The text is Jinja-escaped, as
+    a paper of ``not_run`` has no page), one line per paper with each claim's verdict, and
+    the verdict vocabulary; it installs the report's figure view
+    (:mod:`repro.common.report_view`). The text is Jinja-escaped, as
     Snakemake renders it with Jinja."""
     papers = list(papers)
     columns, count_rows = counts_table(papers, not_run)
