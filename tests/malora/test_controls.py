@@ -215,4 +215,4 @@ def test_closed_form_reports_its_least_favourable_overlap_in_the_criterions_dire
     assert claim.verdict == REPRODUCED
     assert claim.measured == pytest.approx(np.mean(errors))
     assert claim.interval == pytest.approx((low, high))
-    assert claim.details.endswith("least favourable: ε=0")
+    assert claim.details.endswith("the number shown is the worst of these: ε=0")

@@ -240,13 +240,15 @@ def _top_level_split(text: str, sep: str) -> list[str]:
 def oriented_description(description: str, higher_is_better: bool) -> str:
     """The criterion's description in the orientation of the number shown: the measured
     difference is oriented so that positive favours A, so where lower is better it is
-    B − A. A description "X − Y" is then written "Y − X"; any other gets the orientation
-    said after it ("A vs B, as the second minus the first")."""
+    B − A. A description "X − Y" (or "X − Y, what") is then written "Y − X" ("Y − X,
+    what"); any other gets the orientation said after it."""
     if higher_is_better:
         return description
     sides = [s.strip() for s in _top_level_split(description, " − ")]
-    if len(sides) == 2 and all(s and len(_top_level_split(s, ",")) == 1 for s in sides):
-        return f"{sides[1]} − {sides[0]}"
+    if len(sides) == 2 and len(_top_level_split(sides[0], ",")) == 1:
+        second, *what = _top_level_split(sides[1], ",")
+        if sides[0] and second.strip():
+            return ",".join([f"{second.strip()} − {sides[0]}", *what])
     lower = "" if "lower is better" in description else " (lower is better)"
     return f"{description}, as the second minus the first{lower}"
 
