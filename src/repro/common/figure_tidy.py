@@ -32,6 +32,10 @@ def tidy(fig: Figure) -> bool:
     must be drawn again before its texts are measured."""
     if fig.get_layout_engine() is None:
         fig.set_layout_engine("constrained")
+        try:
+            fig.canvas.draw()
+        except ZeroDivisionError:  # colour bars that stole their axes' space cannot be laid out
+            fig.set_layout_engine("none")
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     changed = False

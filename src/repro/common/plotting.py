@@ -32,6 +32,16 @@ def apply_style() -> None:
     plt.rcParams.update(STYLE)
 
 
+def ticks_at(axis, values) -> None:
+    """Ticks of a log ``axis`` at the data's own ``values``, written as plain numbers: a range
+    within one or two decades otherwise gets colliding labels "2×10³3×10³" between decades."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    axis.set_major_locator(FixedLocator(sorted(set(values))))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def lint_path(png: str | os.PathLike) -> Path:
     """Where ``save_figure`` writes the lint's findings of a PNG: ``<name>.lint.json`` beside it."""
     return Path(png).with_suffix(".lint.json")

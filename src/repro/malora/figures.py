@@ -57,15 +57,18 @@ def margins_vs_lambda(summary):
 
 def tradeoff(summary):
     fig, ax = plt.subplots(figsize=(5.2, 4))
-    for block in summary["sweep"]["overlaps"]:
+    for i, block in enumerate(summary["sweep"]["overlaps"]):
         ft = [r["measured_finetune"]["mean"] for r in block["lambdas"]]
         pre = [r["measured_pretrain"]["mean"] for r in block["lambdas"]]
-        (line,) = ax.plot(ft, pre, marker="o", ms=3, label=f"ε = {block['overlap']:g}")
-        for r, x, y in (
-            (block["lambdas"][0], ft[0], pre[0]),
-            (block["lambdas"][-1], ft[-1], pre[-1]),
-        ):
-            ax.annotate(f"λ={r['lambda']:.0e}", (x, y), fontsize=7, color=line.get_color())
+        ax.plot(ft, pre, marker="o", ms=3, label=f"ε = {block['overlap']:g}")
+        if i == 0:  # every overlap sweeps the same λ: the ends are named once
+            for r, x, y in (
+                (block["lambdas"][0], ft[0], pre[0]),
+                (block["lambdas"][-1], ft[-1], pre[-1]),
+            ):
+                ax.annotate(
+                    f"λ={r['lambda']:.0e}", (x, y), xytext=(4, 4), textcoords="offset points"
+                )
     ax.set_xlabel("fine-tuning normalised margin (adaptation)")
     ax.set_ylabel("pre-training normalised margin (retention)")
     ax.set_title("Retention / adaptation trade-off along λ")
@@ -224,14 +227,16 @@ def table(summary):
 def ablations(summary):
     lin = summary["linear"]["settings"][_primary(summary)]
     dig = summary["digits"]["ablations"]
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
+    fig, axes = plt.subplots(2, 3, figsize=(11, 7.5), layout="constrained")
     ax = axes[0, 0]
     for block in lin:
         stats = block["ablations"]["margin_stat"]
-        ax.plot(
+        ax.errorbar(
             list(stats),
             [s["mean"] for s in stats.values()],
+            yerr=[s["sd"] for s in stats.values()],
             marker="o",
+            capsize=3,
             label=f"linear ε = {block['overlap']:g}",
         )
     ax.set_ylabel("MaLoRA union margin (linear)")
@@ -259,15 +264,17 @@ def ablations(summary):
     for block in lin:
         stats = block["ablations"]["n_tasks"]
         t = [int(k) for k in stats]
-        ax.plot(
+        _band(
+            ax,
             t,
-            [stats[k]["malora"]["mean"] for k in stats],
+            [stats[k]["malora"] for k in stats],
             marker="o",
             label=f"MaLoRA ε = {block['overlap']:g}",
         )
-        ax.plot(
+        _band(
+            ax,
             t,
-            [stats[k]["task_arithmetic"]["mean"] for k in stats],
+            [stats[k]["task_arithmetic"] for k in stats],
             ls="--",
             marker="s",
             ms=3,
@@ -276,19 +283,20 @@ def ablations(summary):
     ax.set_xlabel("number of merged tasks")
     ax.set_ylabel("union margin (linear)")
     ax.set_title("Number of tasks")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=7)
     ax = axes[1, 0]
     for metric in ("normalised_accuracy", "joint_accuracy"):
         stats = dig["margin_stat"]
-        ax.plot(
+        ax.errorbar(
             list(stats),
             [s[metric]["mean"] for s in stats.values()],
+            yerr=[s[metric]["sd"] for s in stats.values()],
             marker="o",
+            capsize=3,
             label=metric.replace("_", " "),
         )
     ax.set_ylabel("MaLoRA on digits")
     ax.set_title("Margin statistic (digits)")
-    ax.legend(fontsize=7)
     ax = axes[1, 1]
     for metric in ("normalised_accuracy", "joint_accuracy"):
         stats = dig["calibration_size"]
@@ -302,7 +310,6 @@ def ablations(summary):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("calibration examples per task")
     ax.set_title("Calibration size (digits)")
-    ax.legend(fontsize=7)
     ax = axes[1, 2]
     methods = summary["digits"]["methods"]
     names = [
@@ -319,9 +326,12 @@ def ablations(summary):
             yerr=[methods[n][metric]["sd"] for n in names],
             label=metric.replace("_", " "),
         )
-    ax.set_xticks(x + 0.2, names, rotation=20, fontsize=7)
-    ax.set_title("Global vs per-layer α (digits)")
-    ax.legend(fontsize=7)
+    ax.set_xticks(x + 0.2, names, rotation=20)
+    # the per-layer α variant was dropped: this panel compares the merges that were run
+    ax.set_title("Merging methods (digits, global α)")
+    # the digits row shares its two metrics: one legend below it, clear of every panel
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels))
     fig.suptitle("MaLoRA ablations (mean ± sd over seeds; NaN where a margin was ≤ 0)")
     return fig
 

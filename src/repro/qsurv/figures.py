@@ -49,7 +49,8 @@ def quadrature_error(quadrature: dict, png: str, pdf: str) -> None:
             xlabel="nodes K (hazard evaluations)",
             ylabel="relative error of H(t | x)",
         )
-    axes[0][0].legend()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7))
     fig.suptitle("Cumulative-hazard error vs number of quadrature nodes")
     save_figure(fig, png, pdf)
 
@@ -59,7 +60,9 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
     apply_style()
     curves = metrics["curves"]
     subjects = curves["subjects"]
-    fig, axes = plt.subplots(1, len(subjects), figsize=(3.6 * len(subjects), 3.2), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(subjects), figsize=(3.6 * len(subjects), 3.8), squeeze=False, layout="constrained"
+    )
     for ax, subject in zip(axes[0], subjects, strict=True):
         ax.plot(curves["time"], subject["true_hazard"], "k-", lw=2.5, label="true")
         for method in methods:
@@ -70,7 +73,8 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
             xlabel="time t",
             ylabel="hazard h(t | x)",
         )
-    axes[0][0].legend()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7))
     fig.suptitle(f"{metrics['dataset']}: true vs estimated hazard (seed {metrics['seeds'][0]})")
     save_figure(fig, png, pdf)
 

@@ -98,7 +98,7 @@ def attention(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> Non
         ),
         (f"{roles['relational']} rewired relation", docs[roles["relational"]], shifted, "rewired"),
     ]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.2))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.2), layout="constrained")
     for ax, (title, doc, domain, kind) in zip(axes, panels, strict=True):
         row = np.asarray(doc["example"]["domains"][domain][kind][layer])[q].reshape(g, g)
         image = ax.imshow(row, cmap="magma", vmin=0, vmax=max(row.max(), 1e-6))
@@ -222,26 +222,29 @@ def pointcloud(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         (roles["matched_peft"], shifted),
         (roles["relational"], shifted),
     ]
-    fig = plt.figure(figsize=(13, 3.6))
-    for i, (name, domain) in enumerate(panels, start=1):
+    drawn = []
+    for name, domain in panels:
         ex = docs[name]["example"]
         truth = np.asarray(ex["truth"]["points2"])
         seen = np.asarray(ex["truth"]["match"]) >= 0
         pred = np.asarray(ex["domains"][domain]["points"])[seen]
-        error = np.linalg.norm(pred - truth[seen], axis=1)
+        drawn.append((name, domain, ex, pred, np.linalg.norm(pred - truth[seen], axis=1)))
+    vmax = max(float(error.max()) for *_, error in drawn)  # one scale that covers every error
+    fig = plt.figure(figsize=(11, 3.8))
+    for i, (name, domain, ex, pred, error) in enumerate(drawn, start=1):
         ax = fig.add_subplot(1, len(panels), i, projection="3d")
         xyz1 = np.asarray(ex["truth"]["xyz1"])
         ax.scatter(*xyz1.T, c="0.7", s=6, label="view 1 (input depth)")
         dots = ax.scatter(
-            *pred.T, c=error, cmap="RdYlGn_r", vmin=0, vmax=0.5, s=14, label="view 2 predicted"
+            *pred.T, c=error, cmap="RdYlGn_r", vmin=0, vmax=vmax, s=14, label="view 2 predicted"
         )
-        ax.set_title(f"{name}, {domain}\nmean point error {error.mean():.3f}", fontsize=8, pad=12)
+        ax.set_title(f"{name}, {domain}\nmean point error {error.mean():.3f}", pad=12)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
         ax.set_zlabel("z (depth)")
         ax.view_init(elev=20, azim=-70)
     fig.colorbar(dots, ax=fig.axes, fraction=0.02, label="point error (view-1 units)")
-    fig.axes[0].legend(loc="upper left", fontsize=6)
+    fig.axes[0].legend(loc="upper left")
     fig.suptitle("Reconstructed two-view point clouds (seed 0, scene 0; view-1 frame)")
     save_figure(fig, png, pdf)
 

@@ -7,7 +7,7 @@ import argparse
 import matplotlib.pyplot as plt
 import numpy as np
 
-from repro.common.plotting import apply_style, save_figure
+from repro.common.plotting import apply_style, save_figure, ticks_at
 from repro.common.stats import paired_difference
 from repro.sbd.recovery import noise_grid
 
@@ -152,6 +152,7 @@ def time_vs_edges(scaling: dict, png, pdf) -> None:
     ref = rows[0]["seconds"] * edges / edges[0]
     ax.loglog(edges, ref, "k--", lw=0.8, label="∝ edges")
     ax.set(xlabel="edges (nnz)", ylabel="decomposition time (s)")
+    ticks_at(ax.xaxis, edges)
     ax.legend()
     save_figure(fig, png, pdf)
 

@@ -113,7 +113,9 @@ def quality_vs_distance(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
     """pearson_delta against predicted-NN-distance (group-normalised), L2 and cosine."""
     apply_style()
     settings = _settings(metrics, cfg)
-    fig, axes = plt.subplots(len(settings), 2, figsize=(10, 3.8 * len(settings)), squeeze=False)
+    fig, axes = plt.subplots(
+        len(settings), 2, figsize=(10, 3.8 * len(settings)), squeeze=False, layout="constrained"
+    )
     for row, (name, m) in zip(axes, settings, strict=True):
         scatter, quality = m["scatter"], np.array(m["scatter"]["pearson_delta"])
         models = np.array(scatter["model"])
@@ -133,12 +135,12 @@ def quality_vs_distance(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
                     strict=True,
                 )
             }
+            # the setting's name is the row's y label: one title per panel stays short
             ax.set_title(
-                f"{name}, {metric}: pooled ρ = {rho['rho']:.2f} "
-                f"[{rho['low']:.2f}, {rho['high']:.2f}]"
+                f"{metric}: pooled ρ {rho['rho']:.2f} [{rho['low']:.2f}, {rho['high']:.2f}]"
             )
-            ax.set_xlabel(f"predicted-NN-distance ({metric}) / group median train NN distance")
-            ax.set_ylabel("pearson_delta (cell-eval)")
+            ax.set_xlabel(f"NN distance ({metric}) / group's median train NN distance")
+        row[0].set_ylabel(f"{name}\npearson_delta (cell-eval)")
         row[0].legend(fontsize=7)
     save_figure(fig, png, pdf)
 
@@ -206,7 +208,7 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
         ax.set_ylabel("held-out balanced accuracy")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{name}: leave-one-group-out threshold (good = q ≥ q₀)")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="lower left", ncol=2, framealpha=0.9)
         ax = axes[1, col]
         for g, curve in m["risk_coverage"]["nn_cosine"].items():
             ax.plot(curve["coverage"], curve["risk"], lw=1, label=f"{g} (AURC {curve['aurc']:.2f})")
