@@ -9,6 +9,7 @@ import numpy as np
 
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
+from repro.common.tables import Section
 
 MARGINS = {"pretrain": "pre-training", "finetune": "fine-tuning", "union": "union"}
 COLOURS = {"pretrain": "tab:blue", "finetune": "tab:orange", "union": "tab:green"}
@@ -168,14 +169,18 @@ def _no_alpha(block) -> str:
     return f"no MaLoRA α on seeds {', '.join(map(str, seeds))}: a margin ≤ 0" if seeds else ""
 
 
-def table(summary):
+def table_sections(summaries: list[dict]) -> tuple[str, list[Section]]:
+    """The table as text (the report shows it as HTML; :func:`table` draws it): the title,
+    the digits section and the linear setting's."""
+    summary = summaries[0]
     dig, lin = summary["digits"], summary["linear"]["settings"][_primary(summary)]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(13, 9.5))
-    rows, names, why = [], list(dig["methods"]), _no_alpha(dig)
-    for name in names:
-        m, p = dig["methods"][name], dig["paired_vs_malora"].get(name)
+    why = _no_alpha(dig)
+    rows = []
+    for name, m in dig["methods"].items():
+        p = dig["paired_vs_malora"].get(name)
         rows.append(
             [
+                name,
                 _cell(m["normalised_accuracy"]),
                 _cell(m["joint_accuracy"]),
                 _cell(m["pretrain_accuracy"]),
@@ -183,26 +188,22 @@ def table(summary):
                 "—" if p is None else _diff(p["joint_accuracy"], why),
             ]
         )
-    top.table(
-        cellText=rows,
-        rowLabels=names,
-        loc="center",
-        colLabels=[
+    digits = Section(
+        f"Digits: all merge rules, mean ± sd over {len(dig['seeds'])} seeds; paired "
+        "differences with t intervals",
+        [
+            "method",
             "normalised acc.",
             "joint acc.",
             "retention (digits 0–3)",
             "MaLoRA − rule, normalised [95% CI]",
             "MaLoRA − rule, joint [95% CI]",
         ],
-    ).scale(1, 1.25)
-    top.set_axis_off()
-    top.set_title(
-        f"Digits: all merge rules, mean ± sd over {len(dig['seeds'])} seeds; paired "
-        "differences with t intervals"
+        rows,
     )
-    rows, names = [], list(lin[0]["methods"])
-    for name in names:
-        row = []
+    rows = []
+    for name in lin[0]["methods"]:
+        row = [name]
         for block in lin:
             p = block["paired_vs_malora"].get(name)
             row += [
@@ -210,17 +211,32 @@ def table(summary):
                 "—" if p is None else _diff(p["union_margin"]),
             ]
         rows.append(row)
-    rows.append(sum(([_cell(b["oracle"]), "(upper reference)"] for b in lin), []))
+    rows.append(
+        ["oracle (test)", *sum(([_cell(b["oracle"]), "(upper reference)"] for b in lin), [])]
+    )
     cols = sum(
         ([f"union margin ε={b['overlap']:g}", f"MaLoRA − rule ε={b['overlap']:g}"] for b in lin), []
     )
-    bottom.table(
-        cellText=rows, rowLabels=names + ["oracle (test)"], colLabels=cols, loc="center"
-    ).scale(1, 1.25)
-    bottom.set_axis_off()
-    bottom.set_title(
-        "Linear theory setting (unequal adapter scales): held-out union normalised margin"
+    linear = Section(
+        "Linear theory setting (unequal adapter scales): held-out union normalised margin",
+        ["method", *cols],
+        rows,
     )
+    return "MaLoRA: the merge rules compared", [digits, linear]
+
+
+def table(summary):
+    _, sections = table_sections([summary])
+    fig, axes = plt.subplots(len(sections), 1, figsize=(13, 9.5))
+    for ax, section in zip(axes, sections, strict=True):
+        ax.table(
+            cellText=[row[1:] for row in section.rows],
+            rowLabels=[row[0] for row in section.rows],
+            colLabels=section.header[1:],
+            loc="center",
+        ).scale(1, 1.25)
+        ax.set_axis_off()
+        ax.set_title(section.heading)
     return fig
 
 

@@ -79,10 +79,13 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
     save_figure(fig, png, pdf)
 
 
-def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
-    """The trained methods' table (the reference arms, oracle and Kaplan-Meier, are left
-    out: the oracle would be the best of every column)."""
-    trained = [
+HIGHER_IS_BETTER = {"ctd", "cindex_ipcw"}
+
+
+def _trained(all_metrics: list[dict]) -> list[dict]:
+    """The trained methods only: the reference arms (oracle, Kaplan-Meier) are left out, as
+    the oracle would be the best of every column."""
+    return [
         {
             **m,
             "methods": {
@@ -91,13 +94,25 @@ def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pd
         }
         for m in all_metrics
     ]
+
+
+def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
+    """Tables 1/2 drawn for the paper (the report shows :func:`table_sections` as HTML)."""
     plotting.metrics_table(
-        trained,
+        _trained(all_metrics),
         metric_names,
         png,
         pdf,
         labels=METRIC_LABELS,
-        higher_is_better={"ctd", "cindex_ipcw"},
+        higher_is_better=HIGHER_IS_BETTER,
+    )
+
+
+def table_sections(all_metrics: list[dict], metrics: list[str]) -> tuple[str, list]:
+    """Tables 1/2 as text: the title and one section per data set."""
+    title = "QSurv Tables 1/2: the trained methods per data set, mean ± sd over seeds"
+    return title, plotting.metrics_sections(
+        _trained(all_metrics), metrics, labels=METRIC_LABELS, higher_is_better=HIGHER_IS_BETTER
     )
 
 

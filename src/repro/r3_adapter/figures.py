@@ -18,6 +18,7 @@ import numpy as np
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
 from repro.common.stats import paired_difference
+from repro.common.tables import Section
 from repro.r3_adapter.claims import domain_sequence, per_seed, precise_layer
 from repro.r3_adapter.names import DIAGNOSTICS
 
@@ -136,6 +137,24 @@ def table_rows(docs: dict, severity: int) -> tuple[list[str], list[list[str]]]:
             cells.append(f"{doc['mean'][k]:.3f} ± {doc['std'][k]:.3f}")
         rows.append(cells)
     return header, rows
+
+
+def table_sections(docs: list[dict], severity: int) -> tuple[str, list]:
+    """The table as text (the report shows it as HTML): the title and one section."""
+    by_method = {d["method"]: d for d in docs}
+    header, rows = table_rows(by_method, severity)
+    seeds = len(docs[0]["seeds"])
+    title = (
+        f"3R-Adapter: low-light severity {severity} (adapted domain) and clean retention, "
+        f"mean ± sd over {seeds} seeds"
+    )
+    return title, [
+        Section(
+            "per method",
+            ["method", *header],
+            [[m, *r] for m, r in zip(by_method, rows, strict=True)],
+        )
+    ]
 
 
 def table(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
