@@ -271,3 +271,19 @@ def test_the_paper_column_holds_a_comparable_number_or_says_why_not(paper_value,
     assert paper_text(entry) == shown
     markdown = claims_markdown([("P", [entry])])
     assert f"| {shown} |" in markdown
+
+
+def test_front_page_lists_each_claim_with_its_verdict_however_many():
+    """One line per paper of "id verdict" items; 150 claims with long texts (on hover) still
+    render (docutils refuses a source line over 10,000 characters)."""
+    many = [
+        _entry(f"c{i}", (REPRODUCED, CONTRADICTED, INCONCLUSIVE)[i % 3], claim="x" * 200)
+        for i in range(150)
+    ]
+    papers = [("Many", many), *PAPERS]
+    body = _snakemake_render(claims_rst(papers, ["results/many/claims.html", *PAGES]))
+    plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+    assert "c0 reproduced · c1 contradicted · c2 inconclusive · c3 reproduced" in plain
+    assert "c149 inconclusive" in plain
+    assert "Helpful-only fine-tuning : e reproduced · f reproduced" in plain
+    assert body.count('title="' + "x" * 200 + '"') == 150

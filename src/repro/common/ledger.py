@@ -297,9 +297,10 @@ def _attribute(text: str) -> str:
     return html.escape(" ".join(str(text).split()), quote=True).replace("{", "&#123;")
 
 
-def claim_lines_html(papers: Papers) -> str:
-    """One line per paper: each claim's id and verdict (its text on hover), so that the front
-    page shows what held without opening a paper's page."""
+def claim_lines_html(papers: Papers) -> list[str]:
+    """One paragraph per paper: each claim's id and verdict (its text on hover), so that the
+    front page shows what held without opening a paper's page. One source line per claim:
+    docutils refuses a line longer than 10,000 characters."""
     lines = ['<div class="repro-claims">']
     for title, entries in papers:
         claims, _ = split(entries)
@@ -308,8 +309,10 @@ def claim_lines_html(papers: Papers) -> str:
             f'<b class="{c["verdict"].replace(" ", "-")}">{html.escape(verdict_text(c))}</b>'
             for c in claims
         ]
-        lines.append(f"<p><b>{html.escape(title)}</b>: {' · '.join(items) or '–'}</p>")
-    return "".join(lines) + "</div>"
+        lines.append(f"<p><b>{html.escape(title)}</b>: ")
+        lines += [f"{item}{' · ' if i < len(items) - 1 else ''}" for i, item in enumerate(items)]
+        lines.append(f"{'' if items else '–'}</p>")
+    return [*lines, "</div>"]
 
 
 def claims_rst(papers: Papers, pages: Sequence[str], not_run: Sequence[str] = ()) -> str:
@@ -340,7 +343,7 @@ def claims_rst(papers: Papers, pages: Sequence[str], not_run: Sequence[str] = ()
         lines.append(f"   * - {row[0]}")
         lines += [f"     - {_rst_text(c)}" for c in row[1:]]
     lines += ["", "Each claim (its id; the claim on hover):", ""]
-    lines += [".. raw:: html", "", f"   {claim_lines_html(papers)}", ""]
+    lines += [".. raw:: html", "", *(f"   {line}" for line in claim_lines_html(papers)), ""]
     lines += [*(f"{_rst_text(s)}\n" for s in VOCABULARY)]
     lines += [
         "A paper's name opens its Claims and Checks tables (the paper's number, ours with its "
