@@ -14,8 +14,7 @@ an image whose load error runs :data:`SCRIPT` once, which
   above the page.
 
 ``tests/workflow/test_report_browser.py`` checks the result in Chromium at 1400×1000 and
-1366×768 (caption visible, every figure's top and bottom reachable, the width the figure
-lint assumes).
+1366×768 (caption visible, every figure's top and bottom reachable).
 """
 
 from __future__ import annotations
