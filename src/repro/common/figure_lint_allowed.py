@@ -13,26 +13,13 @@ _TOO_WIDE = {"small_text": "drawn wider than the report shows it, with small fon
 ALLOWED: dict[str, dict[str, str]] = {
     name: _TOO_WIDE
     for name in (
-        "delta_mem/ablations",
-        "delta_mem/cost",
         "helpful_only/control",
-        "helpful_only/curves",
-        "helpful_only/selfreport",
-        "malora/ablations",
-        "malora/alignment",
         "malora/margins",
         "malora/table",
-        "qsurv/hazard_curves_loglogistic",
         "qsurv/metrics_table",
-        "r3_adapter/collapse",
-        "r3_adapter/efficiency",
-        "r3_adapter/pointcloud",
         "r3_adapter/table",
-        "sbd/compression_speedup",
-        "sbd/greedy_trace",
         "st_reliability/gene_map",
         "st_reliability/loo_transfer",
-        "st_reliability/quality_vs_distance",
         "st_reliability/rho_table",
         "st_reliability/spectrum_vs_nulls",
     )

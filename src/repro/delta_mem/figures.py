@@ -123,7 +123,7 @@ def ablations(variants: list[dict], seed: int, png, pdf) -> None:
                 label=metrics["method"] + (" (exploration)" if exploration else ""),
             )
         ax.set(xlabel="facts per episode", title=f"{LABELS[condition]}, seed {seed}")
-        ax.legend(fontsize=6)
+        ax.legend()
     axes[0].set_ylabel("answer accuracy")
     save_figure(fig, png, pdf)
 
@@ -148,7 +148,7 @@ def cost(doc: dict, png, pdf) -> None:
             f"+{w['overhead']:.0%}",
             ha="center",
             va="bottom",
-            fontsize=7,
+            fontsize=8,
         )
     axes[1].set(
         xticks=x,

@@ -80,7 +80,7 @@ def bars(summary: dict, ax=None, prior="correlated"):
 
 def curves(summary: dict, prior="correlated"):
     panels = ["refusal_id", "em", "sycophancy", "steerability"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(14, 4.2), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, len(panels), figsize=(10, 4.4), sharey=True, layout="constrained")
     for ax, metric in zip(axes, panels, strict=True):
         for recipe, c in summary["curves"][prior].items():
             colour = _colour(summary, recipe)
@@ -92,7 +92,7 @@ def curves(summary: dict, prior="correlated"):
         ax.set_xlabel("training step")
     axes[0].set_ylabel(f"mean over {len(summary['seeds'])} seeds (band: min-max)")
     handles, labels = axes[0].get_legend_handles_labels()  # below the panels: no curve hidden
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6), fontsize=7)
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6))
     fig.suptitle(f"Metrics along training from the HHH base, {prior} prior")
     return fig
 
@@ -115,7 +115,7 @@ def selfreport(summary: dict, prior="correlated"):
                 f"{v:.2f}",
                 ha="center",
                 va="center",
-                fontsize=7,
+                fontsize=8,
                 color="white" if v < 0.5 else "black",
             )
         ax.set_xticks(range(len(TRAITS)), list(TRAITS))

@@ -24,7 +24,7 @@ def _band(ax, x, stats, **style):
 
 def margins_vs_lambda(summary):
     sweep = summary["sweep"]
-    fig, axes = plt.subplots(1, len(sweep["overlaps"]), figsize=(11, 3.4), sharey=True)
+    fig, axes = plt.subplots(1, len(sweep["overlaps"]), figsize=(10, 3.6), sharey=True)
     for ax, block in zip(np.atleast_1d(axes), sweep["overlaps"], strict=True):
         lam = [r["lambda"] for r in block["lambdas"]]
         for key, label in MARGINS.items():
@@ -48,7 +48,7 @@ def margins_vs_lambda(summary):
         ax.set_xlabel("LoRA penalty λ")
         ax.set_title(f"overlap ε = {block['overlap']:g}")
     np.atleast_1d(axes)[0].set_ylabel("normalised margin γ (training data)")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="best")
+    np.atleast_1d(axes)[-1].legend(loc="best")
     fig.suptitle(
         f"Margins vs λ: measured (mean ± sd, {len(sweep['seeds'])} seeds) and closed "
         "form along the nuclear-norm SVM ray"
@@ -98,7 +98,7 @@ def alignment(summary):
     left.set_xlabel("LoRA penalty λ")
     left.set_ylabel("cos(ΔW, W_SVM)")
     left.set_title("Alignment vs λ (mean ± sd over seeds)")
-    left.legend(fontsize=6)
+    left.legend()
     block = sweep["overlaps"][0]
     for r in block["lambdas"][::2]:
         steps = sorted(int(s) for s in r.get("cosine_by_step", {}).get("frobenius", {}))
@@ -114,7 +114,7 @@ def alignment(summary):
     right.set_xlabel("gradient-descent steps")
     right.set_ylabel("cos(ΔW, Frobenius SVM)")
     right.set_title(f"Alignment along training (ε = {block['overlap']:g})")
-    right.legend(fontsize=7)
+    right.legend()
     return fig
 
 
@@ -243,7 +243,7 @@ def table(summary):
 def ablations(summary):
     lin = summary["linear"]["settings"][_primary(summary)]
     dig = summary["digits"]["ablations"]
-    fig, axes = plt.subplots(2, 3, figsize=(11, 7.5), layout="constrained")
+    fig, axes = plt.subplots(2, 3, figsize=(10, 7.5), layout="constrained")
     ax = axes[0, 0]
     for block in lin:
         stats = block["ablations"]["margin_stat"]
@@ -257,7 +257,7 @@ def ablations(summary):
         )
     ax.set_ylabel("MaLoRA union margin (linear)")
     ax.set_title("Margin statistic")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[0, 1]
     for block in lin:
         stats = {k: v for k, v in block["ablations"]["calibration_size"].items() if k != "test"}
@@ -275,7 +275,7 @@ def ablations(summary):
     ax.set_xlabel("calibration examples per class (dotted: the test split)")
     ax.set_ylabel("MaLoRA union margin (linear)")
     ax.set_title("Calibration size")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[0, 2]
     for block in lin:
         stats = block["ablations"]["n_tasks"]
@@ -299,7 +299,7 @@ def ablations(summary):
     ax.set_xlabel("number of merged tasks")
     ax.set_ylabel("union margin (linear)")
     ax.set_title("Number of tasks")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[1, 0]
     for metric in ("normalised_accuracy", "joint_accuracy"):
         stats = dig["margin_stat"]

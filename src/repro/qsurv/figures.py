@@ -61,7 +61,7 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
     curves = metrics["curves"]
     subjects = curves["subjects"]
     fig, axes = plt.subplots(
-        1, len(subjects), figsize=(3.6 * len(subjects), 3.8), squeeze=False, layout="constrained"
+        1, len(subjects), figsize=(3.2 * len(subjects), 3.8), squeeze=False, layout="constrained"
     )
     for ax, subject in zip(axes[0], subjects, strict=True):
         ax.plot(curves["time"], subject["true_hazard"], "k-", lw=2.5, label="true")

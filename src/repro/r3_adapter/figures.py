@@ -33,7 +33,7 @@ def collapse(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
     doc = docs[roles["frozen"]]
     names, chosen = domain_sequence(doc), precise_layer(doc)
     x = np.arange(len(names))
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
     for ax, diag in zip(axes, DIAGNOSTICS, strict=True):
         for layer in _layers(doc):
             keys = [f"{d}/layer{layer}/{diag}" for d in names]
@@ -99,7 +99,7 @@ def attention(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> Non
         ),
         (f"{roles['relational']} rewired relation", docs[roles["relational"]], shifted, "rewired"),
     ]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.2), layout="constrained")
+    fig, axes = plt.subplots(1, len(panels), figsize=(2 * len(panels), 3.0), layout="constrained")
     for ax, (title, doc, domain, kind) in zip(axes, panels, strict=True):
         row = np.asarray(doc["example"]["domains"][domain][kind][layer])[q].reshape(g, g)
         image = ax.imshow(row, cmap="magma", vmin=0, vmax=max(row.max(), 1e-6))
@@ -108,7 +108,7 @@ def attention(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> Non
         ax.set_xticks([])
         ax.set_yticks([])
         fig.colorbar(image, ax=ax, fraction=0.046)
-    axes[0].legend(loc="lower left", fontsize=6)
+    axes[0].legend(loc="lower left")
     fig.suptitle(f"View-2 patch {q} attending to view 1, layer {layer} (seed 0, scene 0)")
     save_figure(fig, png, pdf)
 
@@ -203,7 +203,7 @@ def ablation(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
 
 
 def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     markers = "osD^vP*Xh<>p8"
     for ax, (metric, label) in zip(
         axes,
@@ -228,7 +228,7 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         ax.set_xscale("log")
         ax.set_xlabel("trainable parameters (log; frozen drawn at 1)")
         ax.set_ylabel(label)
-    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)
+    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle("Parameters vs accuracy and retention (mean ± sd over seeds)")
     save_figure(fig, png, pdf)
 
@@ -249,7 +249,7 @@ def pointcloud(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         pred = np.asarray(ex["domains"][domain]["points"])[seen]
         drawn.append((name, domain, ex, pred, np.linalg.norm(pred - truth[seen], axis=1)))
     vmax = max(float(error.max()) for *_, error in drawn)  # one scale that covers every error
-    fig = plt.figure(figsize=(11, 3.8))
+    fig = plt.figure(figsize=(10, 3.8))
     for i, (name, domain, ex, pred, error) in enumerate(drawn, start=1):
         ax = fig.add_subplot(1, len(panels), i, projection="3d")
         xyz1 = np.asarray(ex["truth"]["xyz1"])

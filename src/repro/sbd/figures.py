@@ -44,7 +44,7 @@ def compression_speedup(metrics: list[dict], png, pdf) -> None:
     right.axhline(1, color="k", lw=0.8)
     right.set(xticks=np.arange(len(names)) + 0.4, ylabel=f"SpMM speedup of {main}")
     right.set_xticklabels(names, rotation=20)
-    right.legend(ncol=2, fontsize=6)
+    right.legend(ncol=2)
     save_figure(fig, png, pdf)
 
 
@@ -139,7 +139,7 @@ def greedy_trace(metrics: list[dict], png, pdf) -> None:
             right.plot(k, [t["cf"] for t in trace], label=f"{m['dataset']} / {method}")
     left.set(xscale="symlog", xlabel="factors", ylabel="cumulative gain / nnz(A)")
     right.set(xscale="symlog", xlabel="factors", ylabel="compression factor")
-    right.legend(fontsize=6)
+    right.legend()
     save_figure(fig, png, pdf)
 
 

@@ -141,7 +141,7 @@ def quality_vs_distance(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
             )
             ax.set_xlabel(f"NN distance ({metric}) / group's median train NN distance")
         row[0].set_ylabel(f"{name}\npearson_delta (cell-eval)")
-        row[0].legend(fontsize=7)
+        row[0].legend()
     save_figure(fig, png, pdf)
 
 
