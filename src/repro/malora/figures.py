@@ -24,7 +24,9 @@ def _band(ax, x, stats, **style):
 
 def margins_vs_lambda(summary):
     sweep = summary["sweep"]
-    fig, axes = plt.subplots(1, len(sweep["overlaps"]), figsize=(10, 3.6), sharey=True)
+    fig, axes = plt.subplots(
+        1, len(sweep["overlaps"]), figsize=(10, 4.2), sharey=True, layout="constrained"
+    )
     for ax, block in zip(np.atleast_1d(axes), sweep["overlaps"], strict=True):
         lam = [r["lambda"] for r in block["lambdas"]]
         for key, label in MARGINS.items():
@@ -48,7 +50,8 @@ def margins_vs_lambda(summary):
         ax.set_xlabel("LoRA penalty λ")
         ax.set_title(f"overlap ε = {block['overlap']:g}")
     np.atleast_1d(axes)[0].set_ylabel("normalised margin γ (training data)")
-    np.atleast_1d(axes)[-1].legend(loc="best")
+    handles, labels = np.atleast_1d(axes)[-1].get_legend_handles_labels()  # below: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=3)
     fig.suptitle(
         f"Margins vs λ: measured (mean ± sd, {len(sweep['seeds'])} seeds) and closed "
         "form along the nuclear-norm SVM ray"
@@ -365,7 +368,8 @@ FIGURES = {
 def make_figure(name: str, summary: dict, png: str, pdf: str) -> None:
     apply_style()
     fig = FIGURES[name](summary)
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a figure laid out as it was drawn keeps its layout
+        fig.tight_layout()
     save_figure(fig, png, pdf)
 
 
