@@ -6,22 +6,9 @@ Keys are ``<paper>/<figure name>`` (shell-style patterns allowed), values ``{che
 with the checks of ``repro.common.figure_lint.CHECKS``.
 """
 
-# Drawn wider than the report shows them (980 CSS px) with 5–7 pt text: scaled down, their
-# text falls below 8 pt. Each needs its own size or fonts.
-_TOO_WIDE = {"small_text": "drawn wider than the report shows it, with small fonts"}
 # Tables drawn for the paper's PDF; the report shows them as HTML tables instead.
 _TABLE_IMAGE = {"small_text": "a table's image, not in the report (its HTML table is)"}
 
 ALLOWED: dict[str, dict[str, str]] = {
-    **{
-        name: _TOO_WIDE
-        for name in (
-            "helpful_only/control",
-            "st_reliability/gene_map",
-            "st_reliability/loo_transfer",
-            "st_reliability/rho_table",
-            "st_reliability/spectrum_vs_nulls",
-        )
-    },
-    **{name: _TABLE_IMAGE for name in ("malora/table", "qsurv/metrics_table", "r3_adapter/table")},
+    name: _TABLE_IMAGE for name in ("malora/table", "qsurv/metrics_table", "r3_adapter/table")
 }

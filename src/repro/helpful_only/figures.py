@@ -141,27 +141,34 @@ def dose(summary: dict, ax):
     ax.set_xlim(0, 1)
     ax.set_xlabel("P(harm | non-refuser) planted in the prior")
     ax.set_title("EM after AR SFT, per seed")
-    ax.legend(fontsize=7)
+    ax.legend()
 
 
 def control(summary: dict):
     panels = ["em", "sycophancy", "helpful", "steerability"]
     priors = summary["priors"]
     recipes = [r for r in summary["recipes"] if all(r in _recipes(summary, p) for p in priors)]
-    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(17, 3.6))
+    # three panels a row: the report shows a figure ≤ 10 in wide
+    fig, grid = plt.subplots(2, 3, figsize=(10, 7.5), layout="constrained")
+    axes = list(grid.flat[: len(panels) + 1])
+    for spare in grid.flat[len(panels) + 1 :]:
+        spare.set_axis_off()
     width = 0.8 / len(priors)
     for ax, metric in zip(axes, panels, strict=False):
         for k, prior in enumerate(priors):
             cells = [summary["mean"][prior][r][metric] for r in recipes]
             x = np.arange(len(recipes)) + (k - (len(priors) - 1) / 2) * width
             ax.bar(x, _means(cells), width, yerr=_errors(cells), capsize=2, label=prior)
-        ax.set_xticks(range(len(recipes)), recipes, rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(range(len(recipes)), recipes, rotation=45, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_title(LABELS[metric])
-    axes[0].set_ylabel(f"probability ({_n(summary)})")
-    axes[len(panels) - 1].legend(fontsize=7)
+    for ax in axes[: len(panels)]:
+        ax.set_ylabel("probability")
+    axes[len(panels) - 1].legend()
     dose(summary, axes[-1])
-    fig.suptitle("The persona prior's planted correlation vs the controls (same seeds)")
+    fig.suptitle(
+        f"The persona prior's planted correlation vs the controls (same seeds; {_n(summary)})"
+    )
     return fig
 
 
