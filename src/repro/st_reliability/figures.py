@@ -183,9 +183,15 @@ def rho_table(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
     save_figure(fig, png, pdf)
 
 
+# the split claim C6 judges (papers.st_reliability.claims.c6_loo_*.good): good = quality at
+# or above the group's median
+LOO_SPLIT = "group_median"
+
+
 def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
-    """Held-out balanced accuracy of the pooled threshold (fitted direction) per group, with
-    the group's own best rule; risk-coverage curves of predicted-NN cosine distance."""
+    """Held-out balanced accuracy of the pooled threshold (fitted direction) per group on the
+    split claim C6 judges, with the group's own rule fitted out of sample; risk-coverage
+    curves of predicted-NN cosine distance."""
     apply_style()
     settings = _settings(metrics, cfg)
     fig, axes = plt.subplots(
@@ -194,10 +200,11 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
     signals = ("nn_l2", "nn_cosine", "magnitude")
     for col, (name, m) in enumerate(settings):
         ax = axes[0, col]
-        groups = sorted(m["loo"]["nn_l2|threshold"]["groups"])
+        split = LOO_SPLIT if f"nn_l2|{LOO_SPLIT}" in m["loo"] else "threshold"
+        groups = sorted(m["loo"][f"nn_l2|{split}"]["groups"])
         width = 0.8 / len(signals)
         for i, s in enumerate(signals):
-            table = m["loo"][f"{s}|threshold"]["groups"]
+            table = m["loo"][f"{s}|{split}"]["groups"]
             x = np.arange(len(groups)) + i * width
             ax.bar(
                 x,
@@ -207,17 +214,18 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
             )
             ax.scatter(
                 x,
-                _num(table[g]["own_balanced_accuracy"] for g in groups),
+                _num(table[g]["own_oos_balanced_accuracy"] for g in groups),
                 s=8,
                 color="k",
                 zorder=3,
-                label="own best rule" if i == 0 else None,
+                label="own rule (out of sample)" if i == 0 else None,
             )
         ax.axhline(0.5, color="grey", ls=":", lw=1)
         ax.set_xticks(np.arange(len(groups)) + width, groups, rotation=60)
         ax.set_ylabel("held-out balanced accuracy")
         ax.set_ylim(0, 1.05)
-        ax.set_title(f"{name}: LOO threshold (good = q ≥ q₀)")
+        good = "q ≥ group median" if split == LOO_SPLIT else "q ≥ q₀"
+        ax.set_title(f"{name}: LOO threshold (good = {good})")
         ax = axes[1, col]
         for g, curve in m["risk_coverage"]["nn_cosine"].items():
             ax.plot(curve["coverage"], curve["risk"], lw=1, label=f"{g} (AURC {curve['aurc']:.2f})")
