@@ -9,6 +9,7 @@ import numpy as np
 
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
+from repro.common.stats import paired_difference
 from repro.common.tables import Section
 
 MARGINS = {"pretrain": "pre-training", "finetune": "fine-tuning", "union": "union"}
@@ -153,23 +154,34 @@ def _primary(summary) -> str:
     return next(k for k, v in summary["linear"]["settings"].items() if "ablations" in v[0])
 
 
-def _cell(stats) -> str:
+def _cell(stats, seeds: int | None = None) -> str:
     if stats["mean"] is None or not np.isfinite(stats["mean"]):  # a rule that failed every seed
         return "n/a"
-    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
+    defined = stats.get("defined", seeds)
+    n = f" (n = {defined} of {seeds})" if seeds is not None and defined != seeds else ""
+    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}{n}"
 
 
-def _diff(d, why: str = "") -> str:
+def _finite(value) -> bool:
+    return value is not None and bool(np.isfinite(value))
+
+
+def _diff_where_formed(malora: list, rule: list) -> str:
+    """MaLoRA − rule on the seeds where both have a value (MaLoRA formed a model), with its
+    95% paired t interval and n: where a seed failed, the all-seed difference is undefined."""
+    keep = [
+        i for i, (a, b) in enumerate(zip(malora, rule, strict=True)) if _finite(a) and _finite(b)
+    ]
+    if len(keep) < 2:
+        return "n/a (fewer than 2 seeds with a MaLoRA model)"
+    d = paired_difference({i: malora[i] for i in keep}, {i: rule[i] for i in keep})
+    return f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (n = {d.n}, seeds with a MaLoRA model)"
+
+
+def _diff(d) -> str:
     if any(d[k] is None or not np.isfinite(d[k]) for k in ("mean", "low", "high")):
-        return f"n/a ({why or 'a value missing'})"
+        return "n/a (a value missing)"
     return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
-
-
-def _no_alpha(block) -> str:
-    """The seeds where MaLoRA formed no model (a calibration margin ≤ 0), with the reason."""
-    errors = block.get("errors", {}).get("malora") or []
-    seeds = [s for s, e in zip(block["seeds"], errors, strict=True) if e]
-    return f"no MaLoRA α on seeds {', '.join(map(str, seeds))}: a margin ≤ 0" if seeds else ""
 
 
 def table_sections(summaries: list[dict]) -> tuple[str, list[Section]]:
@@ -177,18 +189,27 @@ def table_sections(summaries: list[dict]) -> tuple[str, list[Section]]:
     the digits section and the linear setting's."""
     summary = summaries[0]
     dig, lin = summary["digits"], summary["linear"]["settings"][_primary(summary)]
-    why = _no_alpha(dig)
+    seeds, reference = len(dig["seeds"]), dig["methods"].get("malora")
+
+    def difference(name, p, metric):
+        if p is None:
+            return "—"
+        if _finite(p[metric]["mean"]) or reference is None:
+            return _diff(p[metric])
+        per_seed = reference[metric]["per_seed"], dig["methods"][name][metric]["per_seed"]
+        return _diff_where_formed(*per_seed)
+
     rows = []
     for name, m in dig["methods"].items():
         p = dig["paired_vs_malora"].get(name)
         rows.append(
             [
                 name,
-                _cell(m["normalised_accuracy"]),
-                _cell(m["joint_accuracy"]),
-                _cell(m["pretrain_accuracy"]),
-                "—" if p is None else _diff(p["normalised_accuracy"], why),
-                "—" if p is None else _diff(p["joint_accuracy"], why),
+                _cell(m["normalised_accuracy"], seeds),
+                _cell(m["joint_accuracy"], seeds),
+                _cell(m["pretrain_accuracy"], seeds),
+                difference(name, p, "normalised_accuracy"),
+                difference(name, p, "joint_accuracy"),
             ]
         )
     digits = Section(
