@@ -5,7 +5,6 @@ against scipy's paired t interval on a hand-made case."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from scipy import stats
 
 from repro.malora.figures import table_sections
