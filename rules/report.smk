@@ -46,6 +46,8 @@ rule claims_page:
     params:
         title=lambda wildcards: paper_title(wildcards.paper),
         # the paper's figure inventory (the docs, beside the Snakefile, not in the workdir)
-        docs=lambda wildcards: str(Path(workflow.basedir, "docs", f"{wildcards.paper}.md")),
+        docs=lambda wildcards: str(
+            Path(workflow.basedir, "docs", f"{wildcards.paper}.md")
+        ),
     script:
         "../scripts/claims_page.py"
