@@ -174,7 +174,13 @@ def rho_table(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
         for (i, j), v in np.ndenumerate(values):
             low, high = _num([rows[i][signals[j]]["low"], rows[i][signals[j]]["high"]])
             ax.text(
-                j, i, f"{v:+.2f}\n[{low:+.2f}, {high:+.2f}]", ha="center", va="center", fontsize=8
+                j,
+                i,
+                f"{v:+.2f}\n[{low:+.2f}, {high:+.2f}]",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if abs(v) > 0.6 else "black",  # legible on the dark ends
             )
         ax.set_xticks(range(len(signals)), [LABELS[s] for s in signals])
         ax.set_yticks(range(len(rows)), [*groups, "pooled (normalised)"])
