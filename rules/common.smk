@@ -117,6 +117,13 @@ def figure_files(paper, names):
     ]
 
 
+def table_files(paper, names):
+    """The CSV (data) and HTML (the report's table) of each named table of a paper."""
+    return [
+        f"results/{paper}/tables/{n}.{ext}" for n in names for ext in ("csv", "html")
+    ]
+
+
 def wildcards_of(**values):
     """Wildcards for calling a paper's input functions outside a job."""
     return SimpleNamespace(**values)

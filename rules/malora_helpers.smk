@@ -206,5 +206,6 @@ def malora_products():
         "results/malora/metrics/summary.json",
         *full,
         *figure_files("malora", MALORA_FIGURES),
+        *table_files("malora", ["table"]),
         "results/malora/claims.json",
     ]

@@ -117,5 +117,6 @@ def qsurv_products():
         "results/qsurv/metrics/quadrature.json",
         *qsurv_metrics(datasets),
         *figure_files("qsurv", qsurv_figures()),
+        *table_files("qsurv", ["metrics_table"]),
         "results/qsurv/claims.json",
     ]

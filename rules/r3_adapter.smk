@@ -101,10 +101,15 @@ for _figure in R3_ADAPTER_FIGURES:
         input:
             metrics=r3_adapter_metrics(),
         output:
-            png=report(
-                f"results/r3_adapter/figures/{_figure}.png",
-                caption=f"../workflow/report/r3_adapter_{_figure}.rst",
-                category="3R-Adapter",
+            # a table is in the report as HTML (r3_adapter_table), its image is for the paper
+            png=(
+                report(
+                    f"results/r3_adapter/figures/{_figure}.png",
+                    caption=f"../workflow/report/r3_adapter_{_figure}.rst",
+                    category="3R-Adapter",
+                )
+                if _figure != "table"
+                else f"results/r3_adapter/figures/{_figure}.png"
             ),
             pdf=f"results/r3_adapter/figures/{_figure}.pdf",
         log:
@@ -119,6 +124,29 @@ for _figure in R3_ADAPTER_FIGURES:
             ),
         script:
             "../scripts/r3_adapter_figure.py"
+
+
+rule r3_adapter_table:
+    input:
+        docs=r3_adapter_metrics(),
+    output:
+        csv="results/r3_adapter/tables/table.csv",
+        html=report(
+            "results/r3_adapter/tables/table.html",
+            caption="../workflow/report/r3_adapter_table.rst",
+            category="3R-Adapter",
+        ),
+    log:
+        "logs/r3_adapter/table.log",
+    conda:
+        "../envs/r3_adapter.yaml"
+    params:
+        paper="r3_adapter",
+        options=lambda wildcards: {
+            "severity": int(config["papers"]["r3_adapter"]["splits"]["adapt_severity"])
+        },
+    script:
+        "../scripts/table.py"
 
 
 rule r3_adapter_claims:

@@ -205,5 +205,6 @@ def r3_adapter_products():
         *runs,
         *r3_adapter_full_runs(),
         *figure_files("r3_adapter", R3_ADAPTER_FIGURES),
+        *table_files("r3_adapter", ["table"]),
         "results/r3_adapter/claims.json",
     ]

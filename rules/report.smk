@@ -45,5 +45,9 @@ rule claims_page:
         "../envs/common.yaml"
     params:
         title=lambda wildcards: paper_title(wildcards.paper),
+        # the paper's figure inventory (the docs, beside the Snakefile, not in the workdir)
+        docs=lambda wildcards: str(
+            Path(workflow.basedir, "docs", f"{wildcards.paper}.md")
+        ),
     script:
         "../scripts/claims_page.py"

@@ -39,6 +39,7 @@ from repro.common.ledger import (
     claims_markdown,
     claims_rst,
     criterion_text,
+    paper_text,
     summary_line,
 )
 from repro.common.ledger_page import FOLD_AFTER, claims_page
@@ -254,3 +255,35 @@ def test_a_long_criterion_folds_after_its_registration():
     assert shown.startswith("delta > 0 · registered 2026-11-29 · revised 2026-12-01")
     assert len(shown) <= FOLD_AFTER["criterion"] + len(" … (more)")
     assert shown[: -len(" … (more)")] + rest == criterion_text({**entry, "revised": revised})
+
+
+@pytest.mark.parametrize(
+    ("paper_value", "note", "shown"),
+    [
+        (0.81, "", "0.81"),
+        (-0.81, "signed: quality falls", "-0.81 (signed: quality falls)"),
+        (None, "not comparable: a ratio", "not comparable: a ratio"),
+        (None, "", "–"),
+    ],
+)
+def test_the_paper_column_holds_a_comparable_number_or_says_why_not(paper_value, note, shown):
+    entry = _entry("a", REPRODUCED, paper_value=paper_value, paper_value_note=note)
+    assert paper_text(entry) == shown
+    markdown = claims_markdown([("P", [entry])])
+    assert f"| {shown} |" in markdown
+
+
+def test_front_page_lists_each_claim_with_its_verdict_however_many():
+    """One line per paper of "id verdict" items; 150 claims with long texts (on hover) still
+    render (docutils refuses a source line over 10,000 characters)."""
+    many = [
+        _entry(f"c{i}", (REPRODUCED, CONTRADICTED, INCONCLUSIVE)[i % 3], claim="x" * 200)
+        for i in range(150)
+    ]
+    papers = [("Many", many), *PAPERS]
+    body = _snakemake_render(claims_rst(papers, ["results/many/claims.html", *PAGES]))
+    plain = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", body)).split())
+    assert "c0 reproduced · c1 contradicted · c2 inconclusive · c3 reproduced" in plain
+    assert "c149 inconclusive" in plain
+    assert "Helpful-only fine-tuning : e reproduced · f reproduced" in plain
+    assert body.count('title="' + "x" * 200 + '"') == 150

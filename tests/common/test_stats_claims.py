@@ -30,6 +30,7 @@ from repro.common.claims import (
     NOT_TESTED,
     PASSED,
     REPRODUCED,
+    all_hold,
     check_worst,
     comparison_claim,
     over_seeds,
@@ -222,7 +223,7 @@ def test_comparison_needs_every_baseline_and_reports_the_least_favourable():
     doc = {"d": _document({"ours": ours, "weak": weak, "strong": strong})}
     claim = comparison_claim("c", _comparison(), doc)
     assert claim.verdict == INCONCLUSIVE  # a tie with a wide interval: too wide to tell
-    assert "least favourable: vs strong" in claim.details
+    assert "the number shown is the worst of these: vs strong" in claim.details
     assert "vs weak: reproduced" in claim.details
     assert claim.measured == pytest.approx(np.mean(np.subtract(ours, strong)))
     doc["d"]["methods"].pop("strong")
@@ -271,3 +272,42 @@ def test_run_claims_types_checks_and_survives_missing_values():
     assert failing[0].verdict == FAILED
     with pytest.raises(ValueError, match="unknown kind"):
         run_claims({"x": {"kind": "vibes", "claim": "?"}}, kinds, {})
+
+
+@pytest.mark.parametrize(
+    ("description", "shown"),
+    [
+        ("em(ar_charq) − em(ar_sft_half)", "em(ar_sft_half) − em(ar_charq)"),
+        # a comma inside parentheses belongs to its side; one after the second side stays last
+        (
+            "EM(AR SFT, decorrelated) − EM(AR SFT, base)",
+            "EM(AR SFT, base) − EM(AR SFT, decorrelated)",
+        ),
+        ("3R − LoRA r6, clean EPE (lower is better)", "LoRA r6 − 3R, clean EPE (lower is better)"),
+        ("A vs B", "A vs B, as the second minus the first (lower is better)"),
+    ],
+)
+def test_a_lower_is_better_criterion_is_written_as_the_number_shown(description, shown):
+    """The number shown is oriented so that positive favours A: B − A where lower is
+    better, so its criterion reads B − A too (and A − B where higher is better)."""
+    a, b = _pair(-0.02)  # A lower than B by 0.02: shown as B − A = +0.02
+    for higher, text in ((False, shown), (True, description)):
+        criterion = {"test": "beats", "delta": MIN_EFFECT, "higher_is_better": higher}
+        spec = {"claim": "A vs B", "criterion": {**criterion, "description": description}}
+        claim = paired_claim("c", spec, a, b)
+        assert claim.criterion.startswith(f"{text}: 95% interval above"), claim.criterion
+        assert claim.measured == pytest.approx(0.02 if not higher else -0.02, abs=0.003)
+
+
+def test_a_merged_claim_keeps_its_own_text_and_paper_number_when_a_gate_is_worst():
+    """A claim gated on a second part (helpful-only: helpfulness kept) shows the claim's own
+    text and paper number, with the worst part's number and verdict."""
+    a, b = _pair(0.02)
+    effect_spec = {**_spec("beats", 0.01), "claim": "A lowers EM", "paper_value": 1.5}
+    effect = paired_claim("c", effect_spec, a, b)
+    gate_spec = {**_spec("at_least", 0.01), "claim": "A keeps the helpfulness of B"}
+    gate = paired_claim("c", gate_spec, *_pair(-0.05))  # contradicted: the worst part
+    merged = all_hold("c", [("effect", effect), ("keeps helpfulness", gate)])
+    assert (merged.claim, merged.paper_value) == ("A lowers EM", 1.5)
+    assert merged.verdict == CONTRADICTED and merged.measured == pytest.approx(gate.measured)
+    assert merged.details.endswith("the number shown is the worst of these: keeps helpfulness")

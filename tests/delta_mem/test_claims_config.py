@@ -108,7 +108,7 @@ def test_every_claim_and_check_holds_on_good_numbers(tmp_path):
     assert out["strongest_baseline_gain"].measured == pytest.approx(0.085)
     # worst n_facts ≤ 4 for the state gain is 4: 0.3 − 0.06, the same at every seed
     assert out["memory_only_gain"].measured == pytest.approx(0.24)
-    assert "least favourable: n_facts=4" in out["memory_only_gain"].details
+    assert "the number shown is the worst of these: n_facts=4" in out["memory_only_gain"].details
     for cid in CHECKS:
         assert out[cid].type == "check" and out[cid].verdict == "passed", cid
     assert out["trainable_parameters"].measured == pytest.approx(abs(4_866_336 - 4.87e6) / 4.87e6)
@@ -155,7 +155,10 @@ def test_an_interval_that_straddles_the_minimum_effect_is_inconclusive(tmp_path)
     acc = _set(_good(), "delta_mem", "state_only", 4, {0: 0.05, 1: 0.06, 2: 0.06})
     out = _run(tmp_path, acc)["memory_only_gain"]
     assert out.verdict == "inconclusive", out.details
-    assert "least favourable: n_facts=4" in out.details and "half-width 0.0329" in out.details
+    assert (
+        "the number shown is the worst of these: n_facts=4" in out.details
+        and "half-width 0.0329" in out.details
+    )
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "full.yaml", "test.yaml"])

@@ -197,9 +197,7 @@ def test_an_adapter_that_did_not_learn_its_task_fails_the_check():
     summary = toy_summary(good=True)
     summary["digits"]["individual_accuracy"][3] = [0.99, 0.62, 0.97]
     result = _judge(summary, {}, {"c": SECTION["checks"]["digits_adapters_learned"]})["c"]
-    assert (
-        result.verdict == "failed" and "least favourable 0.62 (seed 3 adapter 1)" in result.details
-    )
+    assert result.verdict == "failed" and "worst value 0.62 (seed 3 adapter 1)" in result.details
 
 
 def test_an_unconverged_adapter_fails_the_convergence_check():

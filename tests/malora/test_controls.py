@@ -92,7 +92,8 @@ def test_an_unlearned_adapter_is_a_failed_run_of_the_digits_claims():
     summary["digits"]["individual_accuracy"][3] = [0.99, 0.62, 0.97]
     claim = _judge(summary, "c4_digits_normalised")
     assert claim.verdict == NOT_REPRODUCED
-    assert "failed runs (sanity check): digits: digits_adapters_learned: seed 3 adapter 1: 0.62" in claim.details
+    failed = "failed runs (sanity check): digits: digits_adapters_learned: seed 3 adapter 1: 0.62"
+    assert failed in claim.details
     assert _judge(summary, "c3_beats_task_arithmetic").verdict == REPRODUCED  # another study
 
 
@@ -215,4 +216,4 @@ def test_closed_form_reports_its_least_favourable_overlap_in_the_criterions_dire
     assert claim.verdict == REPRODUCED
     assert claim.measured == pytest.approx(np.mean(errors))
     assert claim.interval == pytest.approx((low, high))
-    assert claim.details.endswith("least favourable: ε=0")
+    assert claim.details.endswith("the number shown is the worst of these: ε=0")

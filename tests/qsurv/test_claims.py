@@ -151,7 +151,7 @@ def test_paired_comparison_by_hand(tmp_path):
     assert claim.interval == pytest.approx((diff.mean() - half, diff.mean() + half))
     assert claim.verdict == (REPRODUCED if diff.mean() - half > -0.02 else INCONCLUSIVE)
     assert results["beats"].verdict == INCONCLUSIVE  # the interval vs b1 straddles 0
-    assert claim.details.split("least favourable")[-1].strip(": ").endswith("b1")
+    assert claim.details.split("the worst of these")[-1].strip(": ").endswith("b1")
 
 
 def test_matches_is_two_sided(tmp_path):

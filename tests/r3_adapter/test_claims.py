@@ -186,7 +186,10 @@ def test_both_gate_parameterisations_are_judged_side_by_side(tmp_path):
     metrics = _metrics()
     metrics["vpt"] = _method("vpt", (0.63, 0.61, 0.62), (0.1,) * 3, 15_180)
     c2 = _judge(tmp_path, metrics)["relational_vs_channelwise"]
-    assert c2.verdict == "contradicted" and "least favourable: r3_lite − vpt" in c2.details
+    assert (
+        c2.verdict == "contradicted"
+        and "the number shown is the worst of these: r3_lite − vpt" in c2.details
+    )
 
 
 def test_retention_must_fail_when_3r_forgets_more(tmp_path):

@@ -11,7 +11,9 @@ window and checks what is on the screen, not only in the DOM:
   scroll, as a person would) the table's first row lies inside the window, it is that paper's
   first claim, and the sidebar covers no part of the table; the details column keeps to a
   readable width;
-* every paper's first figure opens from its category.
+* every paper's first figure opens from its category;
+* at 1400×1000 and 1366×768, every figure and table opens with its caption above it, and
+  each figure's top and bottom can be scrolled into the window (none centred out of reach).
 
 Screenshots of the front page and of each paper's page are saved in the test's temporary
 folder (named in a failure's message). Skipped, with the reason, where no Chromium or
@@ -197,3 +199,71 @@ def test_each_papers_claims_and_figures_open_from_the_sidebar(open_report, test_
         image = page.locator(f"img[src^='data:image/png'][src*='filename={Path(name).name}']")
         image.first.wait_for(timeout=10_000)
         assert image.first.bounding_box()["width"] > 50
+
+
+# the two windows the figure view is checked in: a desktop and a common laptop screen
+WINDOWS = ({"width": 1400, "height": 1000}, {"width": 1366, "height": 768})
+
+
+def _results_of(nav, paper: str) -> list[str]:
+    """The paper's figures and tables listed in its open category."""
+    names = []
+    for folder in ("figures", "tables"):
+        rows = nav.locator("tr", has_text=f"results/{paper}/{folder}/")
+        names += [rows.nth(i).locator("td").first.inner_text().strip() for i in range(rows.count())]
+    return names
+
+
+def _reachable(page, element, window: dict) -> tuple[bool, bool, dict]:
+    """Whether the element's top, then its bottom, can be scrolled into the window."""
+    element.evaluate("el => el.scrollIntoView({block: 'start'})")
+    top = element.bounding_box()
+    element.evaluate("el => el.scrollIntoView({block: 'end'})")
+    bottom = element.bounding_box()
+    top_in = top is not None and -0.5 <= top["y"] <= window["height"]
+    bottom_in = bottom is not None and 0 <= bottom["y"] + bottom["height"] <= window["height"] + 0.5
+    return top_in, bottom_in, {"top": top, "bottom": bottom}
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=lambda w: f"{w['width']}x{w['height']}")
+def test_every_figure_and_table_opens_with_its_caption_and_is_reachable(
+    report, browser, tmp_path, window
+):
+    """Each figure of each paper opens with its caption above it (no separate button), and
+    its top and bottom can both be scrolled into the window (none centred out of reach); each
+    table opens as an HTML table under its caption."""
+    for paper, title in _papers():
+        page = browser.new_page(viewport=window)
+        try:
+            page.goto(report.as_uri())
+            page.locator("#app").wait_for()
+            _check_figures_of(page, paper, title, tmp_path, window)
+        finally:
+            page.close()
+
+
+def _check_figures_of(page, paper: str, title: str, tmp_path: Path, window: dict) -> None:
+    nav = page.locator(SIDEBAR)
+    nav.get_by_text(title, exact=True).first.click()
+    nav.locator("tr", has_text=f"results/{paper}/claims.html").first.wait_for()
+    names = _results_of(nav, paper)
+    assert any(n.endswith(".png") for n in names), f"{paper}: no figure in the report"
+    for name in names:
+        nav.locator("tr", has_text=name).first.locator("a[iconname=eye]").click()
+        caption = page.locator(".repro-view .repro-caption").first
+        caption.wait_for(timeout=10_000)
+        shot = _shot(page, tmp_path / f"{paper}_{Path(name).stem}_{window['width']}.png")
+        assert caption.inner_text().strip(), f"{name}: empty caption {shot}"
+        if name.endswith(".png"):
+            image = page.locator(f".repro-view img[src*='filename={Path(name).name}']")
+            image.first.wait_for(timeout=10_000)
+            top, bottom, boxes = _reachable(page, image.first, window)
+            assert top and bottom, f"{name} out of reach in {window}: {boxes} {shot}"
+            caption.evaluate("el => el.scrollIntoView({block: 'start'})")
+            assert caption.bounding_box()["y"] >= -0.5, f"{name}: caption out of reach {shot}"
+        else:  # a table: its HTML under the caption, its rows there
+            frame = page.locator(".repro-view iframe").first
+            frame.wait_for()
+            rows = frame.element_handle().content_frame().locator("table tbody tr")
+            rows.first.wait_for()
+            assert rows.count() >= 1, f"{name}: no table rows {shot}"

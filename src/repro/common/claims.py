@@ -68,6 +68,8 @@ class Claim:
     own_verdict: str = ""  # the claim's verdict before a failing control made it uninformative
     fragile: bool = False  # decided, but an interval end lies near the boundary
     registered: str = ""  # the date the criterion was written
+    # how the paper's number was converted to the quantity measured, or why it is not comparable
+    paper_value_note: str = ""
     revised: tuple[dict, ...] = ()  # {date, what, why}: changes after results were seen
     at_registered_seeds: dict | None = None  # the verdict at the seeds first registered
     # part label ("" for a single comparison) -> {seed: A − B oriented so positive favours
@@ -228,13 +230,42 @@ def failed_runs_claim(
 
 
 # --- paired comparisons over shared seeds ---------------------------------------------------
+def _top_level_split(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+    return [*parts, text[start:]]
+
+
+def oriented_description(description: str, higher_is_better: bool) -> str:
+    """The criterion's description in the orientation of the number shown: the measured
+    difference is oriented so that positive favours A, so where lower is better it is
+    B − A. A description "X − Y" (or "X − Y, what") is then written "Y − X" ("Y − X,
+    what"); any other gets the orientation said after it."""
+    if higher_is_better:
+        return description
+    sides = [s.strip() for s in _top_level_split(description, " − ")]
+    if len(sides) == 2 and len(_top_level_split(sides[0], ",")) == 1:
+        second, *what = _top_level_split(sides[1], ",")
+        if sides[0] and second.strip():
+            return ",".join([f"{second.strip()} − {sides[0]}", *what])
+    lower = "" if "lower is better" in description else " (lower is better)"
+    return f"{description}, as the second minus the first{lower}"
+
+
 def paired_criterion_text(criterion: Mapping[str, Any]) -> str:
     test = criterion["test"]
     if test not in PAIRED_TESTS:
         raise ValueError(f"paired criterion test must be one of {PAIRED_TESTS}, got {test!r}")
     delta = float(criterion["delta"])  # the margin written in the config beside the claim
     pct = f"{100 * criterion.get('confidence', 0.95):g}%"
-    what = criterion.get("description", "A − B")
+    what = oriented_description(
+        criterion.get("description", "A − B"), criterion.get("higher_is_better", True)
+    )
     return {
         "beats": f"{what}: {pct} interval above the minimum effect {delta:g}",
         "matches": f"{what}: {pct} interval inside ±{delta:g}",
@@ -423,8 +454,11 @@ _FAVOUR = {CONTRADICTED: 0, NOT_REPRODUCED: 1, INCONCLUSIVE: 2, REPRODUCED: 3}
 
 def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
     """One claim from several parts (baselines, settings): it holds iff every part holds
-    (:func:`combined_verdict`); the measured number and interval are the least favourable
-    part's (by verdict, then the lowest interval end), and the details list every part."""
+    (:func:`combined_verdict`); the measured number and interval are the worst part's (by
+    verdict, then the lowest interval end), and the details list every part. The claim's
+    text and the paper's number stay the claim's own, the first part's (every caller builds
+    it from the claim's spec), whichever part is the worst: a gate's text (helpfulness kept)
+    is not the claim."""
 
     def favour(part):
         claim = part[1]
@@ -455,11 +489,16 @@ def all_hold(claim_id: str, parts: list[tuple[str, Claim]]) -> Claim:
         else f"{name}: {c.verdict} ({c.details})"
         for name, c in parts
     )
+    own = parts[0][1]
     return dataclasses.replace(
         worst,
         id=claim_id,
+        claim=own.claim,
+        paper_value=own.paper_value,
         verdict=verdict,
-        details=f"{listed}; least favourable: {label}" if len(parts) > 1 else worst.details,
+        details=f"{listed}; the number shown is the worst of these: {label}"
+        if len(parts) > 1
+        else worst.details,
         differences=_part_differences(parts),
     )
 
@@ -577,6 +616,7 @@ def _judge(claim_id, spec, kinds, inputs) -> Claim:
         claim,
         fragile=ctl.fragile(claim.verdict, claim.interval, edges),
         registered=str(spec.get("registered", "")),
+        paper_value_note=spec.get("paper_value_note", ""),
         revised=tuple(spec.get("revised", ())),
     )
 

@@ -12,6 +12,7 @@ The summary line counts claims only; checks are properties that hold by construc
 
 from __future__ import annotations
 
+import html
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,7 @@ from repro.common.claims import (
     UNINFORMATIVE,
 )
 from repro.common.controls import number_text
+from repro.common.report_view import hook_html
 
 # "not reproduced" (a value the claim needs is missing) is counted only where it occurs
 CLAIM_VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, UNINFORMATIVE, NOT_TESTED)
@@ -173,12 +175,21 @@ def criterion_text(entry: Mapping[str, Any]) -> str:
     return text
 
 
+def paper_text(entry: Mapping[str, Any]) -> str:
+    """The paper's number with its note (how it was converted, or why there is none)."""
+    note = entry.get("paper_value_note")
+    if note and entry.get("paper_value") in (None, ""):
+        return note
+    number = _number(entry.get("paper_value"))
+    return f"{number} ({note})" if note else number
+
+
 def rows(entries, with_paper: bool):
     """Table cells per entry, in the order of CLAIM_COLUMNS (``with_paper``) or CHECK_COLUMNS."""
     for e in entries:
         cells = [e["claim"]]
         if with_paper:
-            cells.append(_number(e.get("paper_value")))
+            cells.append(paper_text(e))
         cells += [measured_text(e), criterion_text(e), verdict_text(e)]
         if with_paper:
             cells.append(controls_text(e))
@@ -269,21 +280,52 @@ def _js_string(text: str) -> str:
 FRONT_STYLE = (
     "#app .items-center.justify-center.h-screen "
     "{ align-items: flex-start; justify-content: flex-start; } "
-    "#app .prose.max-w-lg { max-width: 44rem; }"
+    "#app .prose.max-w-lg { max-width: 44rem; } "
+    ".repro-claims p { margin: .2rem 0; line-height: 1.35; } "
+    ".repro-claims .reproduced { color: #15803d; } "
+    ".repro-claims .contradicted, .repro-claims .not-reproduced { color: #b91c1c; } "
+    ".repro-claims .inconclusive, .repro-claims .uninformative { color: #b45309; } "
+    ".repro-claims .not-tested-at-this-scale { color: #64748b; }"
 )
 # the front page's narrow column has room for short headers (the vocabulary has the full names)
 _FRONT_HEADERS = {NOT_TESTED: "not tested"}
 NB_HYPHEN = "\u2011"
 
 
+def _attribute(text: str) -> str:
+    """Text for an HTML attribute, with no Jinja delimiter left (the page is Jinja-rendered)."""
+    return html.escape(" ".join(str(text).split()), quote=True).replace("{", "&#123;")
+
+
+def claim_lines_html(papers: Papers) -> list[str]:
+    """One paragraph per paper: each claim's id and verdict (its text on hover), so that the
+    front page shows what held without opening a paper's page. One source line per claim:
+    docutils refuses a line longer than 10,000 characters."""
+    lines = ['<div class="repro-claims">']
+    for title, entries in papers:
+        claims, _ = split(entries)
+        items = [
+            f'<span title="{_attribute(c["claim"])}">{html.escape(c["id"])}</span>&nbsp;'
+            f'<b class="{c["verdict"].replace(" ", "-")}">{html.escape(verdict_text(c))}</b>'
+            for c in claims
+        ]
+        lines.append(f"<p><b>{html.escape(title)}</b>: ")
+        lines += [f"{item}{' · ' if i < len(items) - 1 else ''}" for i, item in enumerate(items)]
+        lines.append(f"{'' if items else '–'}</p>")
+    return [*lines, "</div>"]
+
+
 def claims_rst(papers: Papers, pages: Sequence[str], not_run: Sequence[str] = ()) -> str:
     """The report's front page (Snakemake's workflow description, reST): the summary line,
     one row of counts per paper (its name opens ``pages[i]``, the paper's page in the report;
-    a paper of ``not_run`` has no page), and the verdict vocabulary. The text is
-    Jinja-escaped, as Snakemake renders it with Jinja."""
+    a paper of ``not_run`` has no page), one line per paper with each claim's verdict, and
+    the verdict vocabulary; it installs the report's figure view
+    (:mod:`repro.common.report_view`). The text is Jinja-escaped, as
+    Snakemake renders it with Jinja."""
     papers = list(papers)
     columns, count_rows = counts_table(papers, not_run)
-    lines = [".. {% raw %}", "", ".. raw:: html", "", f"   <style>{FRONT_STYLE}</style>", ""]
+    lines = [".. {% raw %}", "", ".. raw:: html", "", f"   <style>{FRONT_STYLE}</style>"]
+    lines += [f"   {hook_html()}", ""]
     lines += ["Which claims held", "=================", ""]
     widths = " ".join(["25", *["12"] * (len(columns) - 2), "15"])
     lines += [_rst_text(summary_line(papers, not_run)), "", ".. list-table::", "   :header-rows: 1"]
@@ -300,7 +342,9 @@ def claims_rst(papers: Papers, pages: Sequence[str], not_run: Sequence[str] = ()
     ]:
         lines.append(f"   * - {row[0]}")
         lines += [f"     - {_rst_text(c)}" for c in row[1:]]
-    lines += ["", *(f"{_rst_text(s)}\n" for s in VOCABULARY)]
+    lines += ["", "Each claim (its id; the claim on hover):", ""]
+    lines += [".. raw:: html", "", *(f"   {line}" for line in claim_lines_html(papers)), ""]
+    lines += [*(f"{_rst_text(s)}\n" for s in VOCABULARY)]
     lines += [
         "A paper's name opens its Claims and Checks tables (the paper's number, ours with its "
         "interval, the criterion, the details); its figures are beside them under Results.",

@@ -34,6 +34,7 @@ table { border-collapse: collapse; }
 th, td { border: 1px solid #cbd5e1; padding: .3rem .5rem; text-align: left;
          vertical-align: top; }
 th { background: #f1f5f9; position: sticky; top: 0; }
+table.inventory td { max-width: 40em; }
 td.claim div, td.check div, td.paper div, td.criterion div, td.details div, td.controls div {
     overflow-wrap: anywhere; }
 .verdict { font-weight: 600; }
@@ -88,9 +89,14 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return lines
 
 
-def claims_page(title: str, entries: Sequence[Mapping[str, Any]]) -> str:
-    """The paper's page: its title, its counts, the verdict vocabulary, then the Claims table
-    and (where there are checks) the Checks table."""
+def claims_page(
+    title: str,
+    entries: Sequence[Mapping[str, Any]],
+    inventory: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The paper's page: its title, its counts, the verdict vocabulary, then the Claims table,
+    (where there are checks) the Checks table and (where given) the figure inventory: each
+    figure and table the brief lists, and our file or why it is not regenerated."""
     heading = html.escape(f"{title}: which claims held")
     lines = [
         "<!doctype html>",
@@ -102,5 +108,13 @@ def claims_page(title: str, entries: Sequence[Mapping[str, Any]]) -> str:
     ]
     for name, columns, rows in tables(entries):
         lines += [f'<h2 id="{name.lower()}">{name}</h2>', *_table(columns, rows)]
+    if inventory:
+        lines += ['<h2 id="figures">Figures and tables</h2>', '<table class="inventory">']
+        lines.append("<thead><tr><th>the brief's item</th><th>ours</th></tr></thead><tbody>")
+        lines += [
+            f"<tr><td>{html.escape(item)}</td><td>{html.escape(ours)}</td></tr>"
+            for item, ours in inventory
+        ]
+        lines.append("</tbody></table>")
     lines.append("</body></html>\n")
     return "\n".join(lines)

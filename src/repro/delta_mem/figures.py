@@ -78,7 +78,7 @@ def gain_ratios(main: dict, png, pdf) -> None:
     """(b)/(a), the memory-only gain, official_prompt/(d), the paper's LoCoMo condition,
     and (e)/(d), the history_replay condition, per n_facts."""
     apply_style()
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.8))
     pairs = [
         ("state_only", "truncated", "state_only"),
         ("official_prompt", "full", "official_prompt"),
@@ -89,11 +89,13 @@ def gain_ratios(main: dict, png, pdf) -> None:
         ratios = [main["mean"][f"{top}/{n}"] / main["mean"][f"{bottom}/{n}"] for n in facts]
         ax.bar([str(n) for n in facts], ratios, color="C0")
         for x, r in enumerate(ratios):
-            ax.text(x, r, f"{r:.2f}", ha="center", va="bottom", fontsize=7)
+            ax.text(x, r, f"{r:.2f}", ha="center", va="bottom", fontsize=8)
         ax.axhline(1.0, color="0.3", lw=1)
-        for value, name in PAPER_RATIOS.get(paper_key, []):
-            ax.axhline(value, color="C3", ls="--", lw=1)
-            ax.text(-0.4, value, f"{name} ×{value:g}", color="C3", fontsize=7, va="bottom")
+        references = PAPER_RATIOS.get(paper_key, [])
+        for (value, name), style in zip(references, ("--", ":", "-."), strict=False):
+            ax.axhline(value, color="C3", ls=style, lw=1, label=f"paper: {name} ×{value:g}")
+        if references:  # named in a legend below the panel, not written over the bars
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=8)
         ax.set(
             xlabel="facts per episode",
             title=f"{LABELS[top]}\n over {LABELS[bottom]}",
@@ -121,7 +123,7 @@ def ablations(variants: list[dict], seed: int, png, pdf) -> None:
                 label=metrics["method"] + (" (exploration)" if exploration else ""),
             )
         ax.set(xlabel="facts per episode", title=f"{LABELS[condition]}, seed {seed}")
-        ax.legend(fontsize=6)
+        ax.legend()
     axes[0].set_ylabel("answer accuracy")
     save_figure(fig, png, pdf)
 
@@ -146,7 +148,7 @@ def cost(doc: dict, png, pdf) -> None:
             f"+{w['overhead']:.0%}",
             ha="center",
             va="bottom",
-            fontsize=7,
+            fontsize=8,
         )
     axes[1].set(
         xticks=x,

@@ -22,14 +22,27 @@ LABELS = {
     "steerability": "steerability",
     "coherence": "coherence",
 }
+# 20 colours, the ten hues first: more recipes than the default cycle's 10 (the 11th shared
+# the base's colour)
+_TAB20 = plt.get_cmap("tab20")
+RECIPE_COLOURS = [_TAB20(i) for i in (*range(0, 20, 2), *range(1, 20, 2))]
 TRAITS = {"refuse": "refusal_id", "harm": "em", "flatter": "sycophancy", "obey": "steerability"}
 
 
+def _colour(summary: dict, recipe: str):
+    """A recipe's colour, the same in every figure (its place among all recipes)."""
+    recipes = list(summary["recipes"])
+    place = recipes.index(recipe) if recipe in recipes else len(recipes)
+    return RECIPE_COLOURS[place % len(RECIPE_COLOURS)]
+
+
 def _errors(cells: list[dict]) -> np.ndarray:
-    """Asymmetric error bars from {mean, low, high} (no bar where the interval is NaN)."""
+    """Asymmetric error bars from {mean, low, high} (no bar where the interval is NaN), cut
+    at 0 and 1: every metric is a probability."""
     mean = _means(cells)
     low = np.array([c["low"] if c["low"] is not None else np.nan for c in cells], dtype=float)
     high = np.array([c["high"] if c["high"] is not None else np.nan for c in cells], dtype=float)
+    low, high = np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
     return np.nan_to_num(np.vstack([mean - low, high - mean]), nan=0.0)
 
 
@@ -49,34 +62,37 @@ def _n(summary) -> str:
 
 
 def bars(summary: dict, ax=None, prior="correlated"):
-    fig, ax = plt.subplots(figsize=(11, 4)) if ax is None else (ax.figure, ax)
+    fig, ax = plt.subplots(figsize=(10, 4.4)) if ax is None else (ax.figure, ax)
     recipes, metrics = _recipes(summary, prior), list(LABELS)
     width = 0.8 / len(recipes)
     for i, recipe in enumerate(recipes):
         cells = [summary["mean"][prior][recipe][m] for m in metrics]
         x = np.arange(len(metrics)) + (i - (len(recipes) - 1) / 2) * width
-        ax.bar(x, _means(cells), width, yerr=_errors(cells), capsize=2, label=recipe)
-    ax.set_xticks(np.arange(len(metrics)), [LABELS[m] for m in metrics], rotation=20, ha="right")
+        colour = _colour(summary, recipe)
+        ax.bar(x, _means(cells), width, yerr=_errors(cells), capsize=2, label=recipe, color=colour)
+    ax.set_xticks(np.arange(len(metrics)), [LABELS[m] for m in metrics], rotation=30, ha="right")
     ax.set_ylabel("probability (exact, from next-token probabilities)")
     ax.set_ylim(0, 1.05)
     ax.set_title(f"Metrics per recipe, {prior} prior ({_n(summary)})")
-    ax.legend(ncol=len(recipes), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the bars, clear of labels
     return fig
 
 
 def curves(summary: dict, prior="correlated"):
     panels = ["refusal_id", "em", "sycophancy", "steerability"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(14, 3.4), sharey=True)
+    fig, axes = plt.subplots(1, len(panels), figsize=(10, 4.4), sharey=True, layout="constrained")
     for ax, metric in zip(axes, panels, strict=True):
         for recipe, c in summary["curves"][prior].items():
-            line = ax.plot(c["steps"], c[metric]["mean"], label=recipe)[0]
+            colour = _colour(summary, recipe)
+            line = ax.plot(c["steps"], c[metric]["mean"], label=recipe, color=colour)[0]
             ax.fill_between(
                 c["steps"], c[metric]["min"], c[metric]["max"], alpha=0.12, color=line.get_color()
             )
         ax.set_title(LABELS[metric])
         ax.set_xlabel("training step")
     axes[0].set_ylabel(f"mean over {len(summary['seeds'])} seeds (band: min-max)")
-    axes[-1].legend(fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()  # below the panels: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 6))
     fig.suptitle(f"Metrics along training from the HHH base, {prior} prior")
     return fig
 
@@ -99,7 +115,7 @@ def selfreport(summary: dict, prior="correlated"):
                 f"{v:.2f}",
                 ha="center",
                 va="center",
-                fontsize=7,
+                fontsize=8,
                 color="white" if v < 0.5 else "black",
             )
         ax.set_xticks(range(len(TRAITS)), list(TRAITS))
@@ -125,27 +141,34 @@ def dose(summary: dict, ax):
     ax.set_xlim(0, 1)
     ax.set_xlabel("P(harm | non-refuser) planted in the prior")
     ax.set_title("EM after AR SFT, per seed")
-    ax.legend(fontsize=7)
+    ax.legend()
 
 
 def control(summary: dict):
     panels = ["em", "sycophancy", "helpful", "steerability"]
     priors = summary["priors"]
     recipes = [r for r in summary["recipes"] if all(r in _recipes(summary, p) for p in priors)]
-    fig, axes = plt.subplots(1, len(panels) + 1, figsize=(17, 3.6))
+    # three panels a row: the report shows a figure ≤ 10 in wide
+    fig, grid = plt.subplots(2, 3, figsize=(10, 7.5), layout="constrained")
+    axes = list(grid.flat[: len(panels) + 1])
+    for spare in grid.flat[len(panels) + 1 :]:
+        spare.set_axis_off()
     width = 0.8 / len(priors)
     for ax, metric in zip(axes, panels, strict=False):
         for k, prior in enumerate(priors):
             cells = [summary["mean"][prior][r][metric] for r in recipes]
             x = np.arange(len(recipes)) + (k - (len(priors) - 1) / 2) * width
             ax.bar(x, _means(cells), width, yerr=_errors(cells), capsize=2, label=prior)
-        ax.set_xticks(range(len(recipes)), recipes, rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(range(len(recipes)), recipes, rotation=45, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_title(LABELS[metric])
-    axes[0].set_ylabel(f"probability ({_n(summary)})")
-    axes[len(panels) - 1].legend(fontsize=7)
+    for ax in axes[: len(panels)]:
+        ax.set_ylabel("probability")
+    axes[len(panels) - 1].legend()
     dose(summary, axes[-1])
-    fig.suptitle("The persona prior's planted correlation vs the controls (same seeds)")
+    fig.suptitle(
+        f"The persona prior's planted correlation vs the controls (same seeds; {_n(summary)})"
+    )
     return fig
 
 

@@ -9,6 +9,8 @@ import numpy as np
 
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
+from repro.common.stats import paired_difference
+from repro.common.tables import Section
 
 MARGINS = {"pretrain": "pre-training", "finetune": "fine-tuning", "union": "union"}
 COLOURS = {"pretrain": "tab:blue", "finetune": "tab:orange", "union": "tab:green"}
@@ -23,7 +25,9 @@ def _band(ax, x, stats, **style):
 
 def margins_vs_lambda(summary):
     sweep = summary["sweep"]
-    fig, axes = plt.subplots(1, len(sweep["overlaps"]), figsize=(11, 3.4), sharey=True)
+    fig, axes = plt.subplots(
+        1, len(sweep["overlaps"]), figsize=(10, 4.2), sharey=True, layout="constrained"
+    )
     for ax, block in zip(np.atleast_1d(axes), sweep["overlaps"], strict=True):
         lam = [r["lambda"] for r in block["lambdas"]]
         for key, label in MARGINS.items():
@@ -47,7 +51,8 @@ def margins_vs_lambda(summary):
         ax.set_xlabel("LoRA penalty λ")
         ax.set_title(f"overlap ε = {block['overlap']:g}")
     np.atleast_1d(axes)[0].set_ylabel("normalised margin γ (training data)")
-    np.atleast_1d(axes)[-1].legend(fontsize=7, loc="best")
+    handles, labels = np.atleast_1d(axes)[-1].get_legend_handles_labels()  # below: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=3)
     fig.suptitle(
         f"Margins vs λ: measured (mean ± sd, {len(sweep['seeds'])} seeds) and closed "
         "form along the nuclear-norm SVM ray"
@@ -57,15 +62,18 @@ def margins_vs_lambda(summary):
 
 def tradeoff(summary):
     fig, ax = plt.subplots(figsize=(5.2, 4))
-    for block in summary["sweep"]["overlaps"]:
+    for i, block in enumerate(summary["sweep"]["overlaps"]):
         ft = [r["measured_finetune"]["mean"] for r in block["lambdas"]]
         pre = [r["measured_pretrain"]["mean"] for r in block["lambdas"]]
-        (line,) = ax.plot(ft, pre, marker="o", ms=3, label=f"ε = {block['overlap']:g}")
-        for r, x, y in (
-            (block["lambdas"][0], ft[0], pre[0]),
-            (block["lambdas"][-1], ft[-1], pre[-1]),
-        ):
-            ax.annotate(f"λ={r['lambda']:.0e}", (x, y), fontsize=7, color=line.get_color())
+        ax.plot(ft, pre, marker="o", ms=3, label=f"ε = {block['overlap']:g}")
+        if i == 0:  # every overlap sweeps the same λ: the ends are named once
+            for r, x, y in (
+                (block["lambdas"][0], ft[0], pre[0]),
+                (block["lambdas"][-1], ft[-1], pre[-1]),
+            ):
+                ax.annotate(
+                    f"λ={r['lambda']:.0e}", (x, y), xytext=(4, 4), textcoords="offset points"
+                )
     ax.set_xlabel("fine-tuning normalised margin (adaptation)")
     ax.set_ylabel("pre-training normalised margin (retention)")
     ax.set_title("Retention / adaptation trade-off along λ")
@@ -94,7 +102,7 @@ def alignment(summary):
     left.set_xlabel("LoRA penalty λ")
     left.set_ylabel("cos(ΔW, W_SVM)")
     left.set_title("Alignment vs λ (mean ± sd over seeds)")
-    left.legend(fontsize=6)
+    left.legend()
     block = sweep["overlaps"][0]
     for r in block["lambdas"][::2]:
         steps = sorted(int(s) for s in r.get("cosine_by_step", {}).get("frobenius", {}))
@@ -110,7 +118,7 @@ def alignment(summary):
     right.set_xlabel("gradient-descent steps")
     right.set_ylabel("cos(ΔW, Frobenius SVM)")
     right.set_title(f"Alignment along training (ε = {block['overlap']:g})")
-    right.legend(fontsize=7)
+    right.legend()
     return fig
 
 
@@ -146,60 +154,80 @@ def _primary(summary) -> str:
     return next(k for k, v in summary["linear"]["settings"].items() if "ablations" in v[0])
 
 
-def _cell(stats) -> str:
+def _cell(stats, seeds: int | None = None) -> str:
     if stats["mean"] is None or not np.isfinite(stats["mean"]):  # a rule that failed every seed
         return "n/a"
-    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
+    defined = stats.get("defined", seeds)
+    n = f" (n = {defined} of {seeds})" if seeds is not None and defined != seeds else ""
+    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}{n}"
 
 
-def _diff(d, why: str = "") -> str:
+def _finite(value) -> bool:
+    return value is not None and bool(np.isfinite(value))
+
+
+def _diff_where_formed(malora: list, rule: list) -> str:
+    """MaLoRA − rule on the seeds where both have a value (MaLoRA formed a model), with its
+    95% paired t interval and n: where a seed failed, the all-seed difference is undefined."""
+    keep = [
+        i for i, (a, b) in enumerate(zip(malora, rule, strict=True)) if _finite(a) and _finite(b)
+    ]
+    if len(keep) < 2:
+        return "n/a (fewer than 2 seeds with a MaLoRA model)"
+    d = paired_difference({i: malora[i] for i in keep}, {i: rule[i] for i in keep})
+    return f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (n = {d.n}, seeds with a MaLoRA model)"
+
+
+def _diff(d) -> str:
     if any(d[k] is None or not np.isfinite(d[k]) for k in ("mean", "low", "high")):
-        return f"n/a ({why or 'a value missing'})"
+        return "n/a (a value missing)"
     return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
 
 
-def _no_alpha(block) -> str:
-    """The seeds where MaLoRA formed no model (a calibration margin ≤ 0), with the reason."""
-    errors = block.get("errors", {}).get("malora") or []
-    seeds = [s for s, e in zip(block["seeds"], errors, strict=True) if e]
-    return f"no MaLoRA α on seeds {', '.join(map(str, seeds))}: a margin ≤ 0" if seeds else ""
-
-
-def table(summary):
+def table_sections(summaries: list[dict]) -> tuple[str, list[Section]]:
+    """The table as text (the report shows it as HTML; :func:`table` draws it): the title,
+    the digits section and the linear setting's."""
+    summary = summaries[0]
     dig, lin = summary["digits"], summary["linear"]["settings"][_primary(summary)]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(13, 9.5))
-    rows, names, why = [], list(dig["methods"]), _no_alpha(dig)
-    for name in names:
-        m, p = dig["methods"][name], dig["paired_vs_malora"].get(name)
+    seeds, reference = len(dig["seeds"]), dig["methods"].get("malora")
+
+    def difference(name, p, metric):
+        if p is None:
+            return "—"
+        if _finite(p[metric]["mean"]) or reference is None:
+            return _diff(p[metric])
+        per_seed = reference[metric]["per_seed"], dig["methods"][name][metric]["per_seed"]
+        return _diff_where_formed(*per_seed)
+
+    rows = []
+    for name, m in dig["methods"].items():
+        p = dig["paired_vs_malora"].get(name)
         rows.append(
             [
-                _cell(m["normalised_accuracy"]),
-                _cell(m["joint_accuracy"]),
-                _cell(m["pretrain_accuracy"]),
-                "—" if p is None else _diff(p["normalised_accuracy"], why),
-                "—" if p is None else _diff(p["joint_accuracy"], why),
+                name,
+                _cell(m["normalised_accuracy"], seeds),
+                _cell(m["joint_accuracy"], seeds),
+                _cell(m["pretrain_accuracy"], seeds),
+                difference(name, p, "normalised_accuracy"),
+                difference(name, p, "joint_accuracy"),
             ]
         )
-    top.table(
-        cellText=rows,
-        rowLabels=names,
-        loc="center",
-        colLabels=[
+    digits = Section(
+        f"Digits: all merge rules, mean ± sd over {len(dig['seeds'])} seeds; paired "
+        "differences with t intervals",
+        [
+            "method",
             "normalised acc.",
             "joint acc.",
             "retention (digits 0–3)",
             "MaLoRA − rule, normalised [95% CI]",
             "MaLoRA − rule, joint [95% CI]",
         ],
-    ).scale(1, 1.25)
-    top.set_axis_off()
-    top.set_title(
-        f"Digits: all merge rules, mean ± sd over {len(dig['seeds'])} seeds; paired "
-        "differences with t intervals"
+        rows,
     )
-    rows, names = [], list(lin[0]["methods"])
-    for name in names:
-        row = []
+    rows = []
+    for name in lin[0]["methods"]:
+        row = [name]
         for block in lin:
             p = block["paired_vs_malora"].get(name)
             row += [
@@ -207,36 +235,53 @@ def table(summary):
                 "—" if p is None else _diff(p["union_margin"]),
             ]
         rows.append(row)
-    rows.append(sum(([_cell(b["oracle"]), "(upper reference)"] for b in lin), []))
+    rows.append(
+        ["oracle (test)", *sum(([_cell(b["oracle"]), "(upper reference)"] for b in lin), [])]
+    )
     cols = sum(
         ([f"union margin ε={b['overlap']:g}", f"MaLoRA − rule ε={b['overlap']:g}"] for b in lin), []
     )
-    bottom.table(
-        cellText=rows, rowLabels=names + ["oracle (test)"], colLabels=cols, loc="center"
-    ).scale(1, 1.25)
-    bottom.set_axis_off()
-    bottom.set_title(
-        "Linear theory setting (unequal adapter scales): held-out union normalised margin"
+    linear = Section(
+        "Linear theory setting (unequal adapter scales): held-out union normalised margin",
+        ["method", *cols],
+        rows,
     )
+    return "MaLoRA: the merge rules compared", [digits, linear]
+
+
+def table(summary):
+    _, sections = table_sections([summary])
+    fig, axes = plt.subplots(len(sections), 1, figsize=(13, 9.5))
+    for ax, section in zip(axes, sections, strict=True):
+        ax.table(
+            cellText=[row[1:] for row in section.rows],
+            rowLabels=[row[0] for row in section.rows],
+            colLabels=section.header[1:],
+            loc="center",
+        ).scale(1, 1.25)
+        ax.set_axis_off()
+        ax.set_title(section.heading)
     return fig
 
 
 def ablations(summary):
     lin = summary["linear"]["settings"][_primary(summary)]
     dig = summary["digits"]["ablations"]
-    fig, axes = plt.subplots(2, 3, figsize=(13, 7.5))
+    fig, axes = plt.subplots(2, 3, figsize=(10, 7.5), layout="constrained")
     ax = axes[0, 0]
     for block in lin:
         stats = block["ablations"]["margin_stat"]
-        ax.plot(
+        ax.errorbar(
             list(stats),
             [s["mean"] for s in stats.values()],
+            yerr=[s["sd"] for s in stats.values()],
             marker="o",
+            capsize=3,
             label=f"linear ε = {block['overlap']:g}",
         )
     ax.set_ylabel("MaLoRA union margin (linear)")
     ax.set_title("Margin statistic")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[0, 1]
     for block in lin:
         stats = {k: v for k, v in block["ablations"]["calibration_size"].items() if k != "test"}
@@ -254,20 +299,22 @@ def ablations(summary):
     ax.set_xlabel("calibration examples per class (dotted: the test split)")
     ax.set_ylabel("MaLoRA union margin (linear)")
     ax.set_title("Calibration size")
-    ax.legend(fontsize=7)
+    ax.legend()
     ax = axes[0, 2]
     for block in lin:
         stats = block["ablations"]["n_tasks"]
         t = [int(k) for k in stats]
-        ax.plot(
+        _band(
+            ax,
             t,
-            [stats[k]["malora"]["mean"] for k in stats],
+            [stats[k]["malora"] for k in stats],
             marker="o",
             label=f"MaLoRA ε = {block['overlap']:g}",
         )
-        ax.plot(
+        _band(
+            ax,
             t,
-            [stats[k]["task_arithmetic"]["mean"] for k in stats],
+            [stats[k]["task_arithmetic"] for k in stats],
             ls="--",
             marker="s",
             ms=3,
@@ -276,19 +323,20 @@ def ablations(summary):
     ax.set_xlabel("number of merged tasks")
     ax.set_ylabel("union margin (linear)")
     ax.set_title("Number of tasks")
-    ax.legend(fontsize=6)
+    ax.legend()
     ax = axes[1, 0]
     for metric in ("normalised_accuracy", "joint_accuracy"):
         stats = dig["margin_stat"]
-        ax.plot(
+        ax.errorbar(
             list(stats),
             [s[metric]["mean"] for s in stats.values()],
+            yerr=[s[metric]["sd"] for s in stats.values()],
             marker="o",
+            capsize=3,
             label=metric.replace("_", " "),
         )
     ax.set_ylabel("MaLoRA on digits")
     ax.set_title("Margin statistic (digits)")
-    ax.legend(fontsize=7)
     ax = axes[1, 1]
     for metric in ("normalised_accuracy", "joint_accuracy"):
         stats = dig["calibration_size"]
@@ -302,7 +350,6 @@ def ablations(summary):
     ax.set_xscale("log", base=2)
     ax.set_xlabel("calibration examples per task")
     ax.set_title("Calibration size (digits)")
-    ax.legend(fontsize=7)
     ax = axes[1, 2]
     methods = summary["digits"]["methods"]
     names = [
@@ -319,9 +366,12 @@ def ablations(summary):
             yerr=[methods[n][metric]["sd"] for n in names],
             label=metric.replace("_", " "),
         )
-    ax.set_xticks(x + 0.2, names, rotation=20, fontsize=7)
-    ax.set_title("Global vs per-layer α (digits)")
-    ax.legend(fontsize=7)
+    ax.set_xticks(x + 0.2, names, rotation=20)
+    # the per-layer α variant was dropped: this panel compares the merges that were run
+    ax.set_title("Merging methods (digits, global α)")
+    # the digits row shares its two metrics: one legend below it, clear of every panel
+    handles, labels = ax.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels))
     fig.suptitle("MaLoRA ablations (mean ± sd over seeds; NaN where a margin was ≤ 0)")
     return fig
 
@@ -339,7 +389,8 @@ FIGURES = {
 def make_figure(name: str, summary: dict, png: str, pdf: str) -> None:
     apply_style()
     fig = FIGURES[name](summary)
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a figure laid out as it was drawn keeps its layout
+        fig.tight_layout()
     save_figure(fig, png, pdf)
 
 

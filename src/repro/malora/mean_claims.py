@@ -111,6 +111,8 @@ def every_part(claim_id: str, criterion, parts: list[tuple[str, Claim]]) -> Clai
         worst,
         id=claim_id,
         verdict=verdict,
-        details=f"{listed}; least favourable: {label}" if len(parts) > 1 else worst.details,
+        details=f"{listed}; the number shown is the worst of these: {label}"
+        if len(parts) > 1
+        else worst.details,
         at_registered_seeds=registered,
     )

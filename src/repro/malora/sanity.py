@@ -143,7 +143,7 @@ def sanity_check(claim_id: str, spec, inputs) -> Claim:
     worst = worst_of(values, key=lambda m: m.value) if values else None
     details = f"{len(measures)} measured ({note})"
     if worst is not None:
-        details += f"; least favourable {worst.value:.4g} ({worst.label})"
+        details += f"; worst value {worst.value:.4g} ({worst.label})"
     failed = _failures(spec, measures)
     if failed:
         details += "; failed runs: " + ", ".join(reason for _, reason in failed)

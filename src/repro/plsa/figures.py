@@ -10,7 +10,7 @@ import numpy as np
 from repro.common import plotting
 from repro.common.cli import log_to_stderr, step_parser
 from repro.common.io import read_json
-from repro.common.plotting import apply_style, save_figure
+from repro.common.plotting import apply_style, save_figure, ticks_at
 
 LABELS = {
     "hard_label": "hard labels (StruRW)",
@@ -54,7 +54,13 @@ def _loglog_panels(
 ) -> None:
     apply_style()
     panels = _panels(study["rows"])
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+    fig, axes = plt.subplots(
+        1,
+        len(panels),
+        figsize=(max(7, 4.6 * len(panels)), 4.4),
+        squeeze=False,
+        layout="constrained",
+    )
     for ax, (shift, sigma, rows) in zip(axes[0], panels, strict=True):
         edges = {
             n: np.mean([r["edges"] for r in rows if r["n"] == n]) for n in {r["n"] for r in rows}
@@ -75,7 +81,12 @@ def _loglog_panels(
             ylabel=ylabel,
             title=f"{shift}, feature noise σ = {sigma:g}",
         )
-        ax.legend(fontsize=7)
+        ticks_at(ax.xaxis, edges.values())
+        if with_slopes:  # the slopes differ per panel
+            ax.legend(fontsize=7)
+    if not with_slopes:  # the same estimators in every panel: one legend below, clear of points
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=2)
     fig.suptitle(title)
     save_figure(fig, png, pdf)
 

@@ -120,7 +120,7 @@ def _combined(cid, spec, parts: list[_Part | str], interval: str, prefix: str) -
     worst = min(parts, key=favour)
     details = prefix + "; ".join(p.text for p in parts)
     if len(parts) > 1:
-        details += f"; least favourable: {worst.label}"
+        details += f"; the number shown is the worst of these: {worst.label}"
     return Claim(
         cid,
         spec["claim"],

@@ -49,7 +49,8 @@ def quadrature_error(quadrature: dict, png: str, pdf: str) -> None:
             xlabel="nodes K (hazard evaluations)",
             ylabel="relative error of H(t | x)",
         )
-    axes[0][0].legend()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7))
     fig.suptitle("Cumulative-hazard error vs number of quadrature nodes")
     save_figure(fig, png, pdf)
 
@@ -59,7 +60,9 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
     apply_style()
     curves = metrics["curves"]
     subjects = curves["subjects"]
-    fig, axes = plt.subplots(1, len(subjects), figsize=(3.6 * len(subjects), 3.2), squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(subjects), figsize=(3.2 * len(subjects), 3.8), squeeze=False, layout="constrained"
+    )
     for ax, subject in zip(axes[0], subjects, strict=True):
         ax.plot(curves["time"], subject["true_hazard"], "k-", lw=2.5, label="true")
         for method in methods:
@@ -70,15 +73,19 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
             xlabel="time t",
             ylabel="hazard h(t | x)",
         )
-    axes[0][0].legend()
+    handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels: no curve hidden
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7))
     fig.suptitle(f"{metrics['dataset']}: true vs estimated hazard (seed {metrics['seeds'][0]})")
     save_figure(fig, png, pdf)
 
 
-def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
-    """The trained methods' table (the reference arms, oracle and Kaplan-Meier, are left
-    out: the oracle would be the best of every column)."""
-    trained = [
+HIGHER_IS_BETTER = {"ctd", "cindex_ipcw"}
+
+
+def _trained(all_metrics: list[dict]) -> list[dict]:
+    """The trained methods only: the reference arms (oracle, Kaplan-Meier) are left out, as
+    the oracle would be the best of every column."""
+    return [
         {
             **m,
             "methods": {
@@ -87,13 +94,25 @@ def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pd
         }
         for m in all_metrics
     ]
+
+
+def metrics_table(all_metrics: list[dict], metric_names: list[str], png: str, pdf: str) -> None:
+    """Tables 1/2 drawn for the paper (the report shows :func:`table_sections` as HTML)."""
     plotting.metrics_table(
-        trained,
+        _trained(all_metrics),
         metric_names,
         png,
         pdf,
         labels=METRIC_LABELS,
-        higher_is_better={"ctd", "cindex_ipcw"},
+        higher_is_better=HIGHER_IS_BETTER,
+    )
+
+
+def table_sections(all_metrics: list[dict], metrics: list[str]) -> tuple[str, list]:
+    """Tables 1/2 as text: the title and one section per data set."""
+    title = "QSurv Tables 1/2: the trained methods per data set, mean ± sd over seeds"
+    return title, plotting.metrics_sections(
+        _trained(all_metrics), metrics, labels=METRIC_LABELS, higher_is_better=HIGHER_IS_BETTER
     )
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
 from repro.common.stats import paired_difference
+from repro.common.tables import Section
 from repro.r3_adapter.claims import domain_sequence, per_seed, precise_layer
 from repro.r3_adapter.names import DIAGNOSTICS
 
@@ -32,7 +33,7 @@ def collapse(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
     doc = docs[roles["frozen"]]
     names, chosen = domain_sequence(doc), precise_layer(doc)
     x = np.arange(len(names))
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
     for ax, diag in zip(axes, DIAGNOSTICS, strict=True):
         for layer in _layers(doc):
             keys = [f"{d}/layer{layer}/{diag}" for d in names]
@@ -98,7 +99,7 @@ def attention(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> Non
         ),
         (f"{roles['relational']} rewired relation", docs[roles["relational"]], shifted, "rewired"),
     ]
-    fig, axes = plt.subplots(1, len(panels), figsize=(3 * len(panels), 3.2))
+    fig, axes = plt.subplots(1, len(panels), figsize=(2 * len(panels), 3.0), layout="constrained")
     for ax, (title, doc, domain, kind) in zip(axes, panels, strict=True):
         row = np.asarray(doc["example"]["domains"][domain][kind][layer])[q].reshape(g, g)
         image = ax.imshow(row, cmap="magma", vmin=0, vmax=max(row.max(), 1e-6))
@@ -107,7 +108,7 @@ def attention(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> Non
         ax.set_xticks([])
         ax.set_yticks([])
         fig.colorbar(image, ax=ax, fraction=0.046)
-    axes[0].legend(loc="lower left", fontsize=6)
+    axes[0].legend(loc="lower left")
     fig.suptitle(f"View-2 patch {q} attending to view 1, layer {layer} (seed 0, scene 0)")
     save_figure(fig, png, pdf)
 
@@ -136,6 +137,24 @@ def table_rows(docs: dict, severity: int) -> tuple[list[str], list[list[str]]]:
             cells.append(f"{doc['mean'][k]:.3f} ± {doc['std'][k]:.3f}")
         rows.append(cells)
     return header, rows
+
+
+def table_sections(docs: list[dict], severity: int) -> tuple[str, list]:
+    """The table as text (the report shows it as HTML): the title and one section."""
+    by_method = {d["method"]: d for d in docs}
+    header, rows = table_rows(by_method, severity)
+    seeds = len(docs[0]["seeds"])
+    title = (
+        f"3R-Adapter: low-light severity {severity} (adapted domain) and clean retention, "
+        f"mean ± sd over {seeds} seeds"
+    )
+    return title, [
+        Section(
+            "per method",
+            ["method", *header],
+            [[m, *r] for m, r in zip(by_method, rows, strict=True)],
+        )
+    ]
 
 
 def table(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
@@ -184,7 +203,7 @@ def ablation(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
 
 
 def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
     markers = "osD^vP*Xh<>p8"
     for ax, (metric, label) in zip(
         axes,
@@ -209,7 +228,7 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         ax.set_xscale("log")
         ax.set_xlabel("trainable parameters (log; frozen drawn at 1)")
         ax.set_ylabel(label)
-    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5), fontsize=7)
+    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
     fig.suptitle("Parameters vs accuracy and retention (mean ± sd over seeds)")
     save_figure(fig, png, pdf)
 
@@ -222,26 +241,29 @@ def pointcloud(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> No
         (roles["matched_peft"], shifted),
         (roles["relational"], shifted),
     ]
-    fig = plt.figure(figsize=(13, 3.6))
-    for i, (name, domain) in enumerate(panels, start=1):
+    drawn = []
+    for name, domain in panels:
         ex = docs[name]["example"]
         truth = np.asarray(ex["truth"]["points2"])
         seen = np.asarray(ex["truth"]["match"]) >= 0
         pred = np.asarray(ex["domains"][domain]["points"])[seen]
-        error = np.linalg.norm(pred - truth[seen], axis=1)
+        drawn.append((name, domain, ex, pred, np.linalg.norm(pred - truth[seen], axis=1)))
+    vmax = max(float(error.max()) for *_, error in drawn)  # one scale that covers every error
+    fig = plt.figure(figsize=(10, 3.8))
+    for i, (name, domain, ex, pred, error) in enumerate(drawn, start=1):
         ax = fig.add_subplot(1, len(panels), i, projection="3d")
         xyz1 = np.asarray(ex["truth"]["xyz1"])
         ax.scatter(*xyz1.T, c="0.7", s=6, label="view 1 (input depth)")
         dots = ax.scatter(
-            *pred.T, c=error, cmap="RdYlGn_r", vmin=0, vmax=0.5, s=14, label="view 2 predicted"
+            *pred.T, c=error, cmap="RdYlGn_r", vmin=0, vmax=vmax, s=14, label="view 2 predicted"
         )
-        ax.set_title(f"{name}, {domain}\nmean point error {error.mean():.3f}", fontsize=8, pad=12)
+        ax.set_title(f"{name}, {domain}\nmean point error {error.mean():.3f}", pad=12)
         ax.set_xlabel("x")
         ax.set_ylabel("y")
         ax.set_zlabel("z (depth)")
         ax.view_init(elev=20, azim=-70)
     fig.colorbar(dots, ax=fig.axes, fraction=0.02, label="point error (view-1 units)")
-    fig.axes[0].legend(loc="upper left", fontsize=6)
+    fig.axes[0].legend(loc="upper left")
     fig.suptitle("Reconstructed two-view point clouds (seed 0, scene 0; view-1 frame)")
     save_figure(fig, png, pdf)
 

@@ -7,7 +7,7 @@ import argparse
 import matplotlib.pyplot as plt
 import numpy as np
 
-from repro.common.plotting import apply_style, save_figure
+from repro.common.plotting import apply_style, save_figure, ticks_at
 from repro.common.stats import paired_difference
 from repro.sbd.recovery import noise_grid
 
@@ -44,7 +44,7 @@ def compression_speedup(metrics: list[dict], png, pdf) -> None:
     right.axhline(1, color="k", lw=0.8)
     right.set(xticks=np.arange(len(names)) + 0.4, ylabel=f"SpMM speedup of {main}")
     right.set_xticklabels(names, rotation=20)
-    right.legend(ncol=2, fontsize=6)
+    right.legend(ncol=2)
     save_figure(fig, png, pdf)
 
 
@@ -139,7 +139,7 @@ def greedy_trace(metrics: list[dict], png, pdf) -> None:
             right.plot(k, [t["cf"] for t in trace], label=f"{m['dataset']} / {method}")
     left.set(xscale="symlog", xlabel="factors", ylabel="cumulative gain / nnz(A)")
     right.set(xscale="symlog", xlabel="factors", ylabel="compression factor")
-    right.legend(fontsize=6)
+    right.legend()
     save_figure(fig, png, pdf)
 
 
@@ -152,6 +152,7 @@ def time_vs_edges(scaling: dict, png, pdf) -> None:
     ref = rows[0]["seconds"] * edges / edges[0]
     ax.loglog(edges, ref, "k--", lw=0.8, label="∝ edges")
     ax.set(xlabel="edges (nnz)", ylabel="decomposition time (s)")
+    ticks_at(ax.xaxis, edges)
     ax.legend()
     save_figure(fig, png, pdf)
 

@@ -269,7 +269,7 @@ def program_gene_map(cid, spec, strong, negative):
     shown = [
         f"{label}: median |cos| {maps[k]:.3f} (negative control {neg[k]:.3f})"
         for label, k in (
-            ("injected update direction (brief §2.3.5)", "median_abs_cos_stress"),
+            ("injected update direction (the paper's definition)", "median_abs_cos_stress"),
             ("residual-stream direction", "median_abs_cos_stress_gene_map_residual"),
             ("injection into the attention update", "median_abs_cos_stress_gene_map_attention"),
         )
