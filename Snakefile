@@ -30,12 +30,30 @@ include: "rules/report.smk"
 rule all:
     default_target: True
     input:
-        "results/claims.md",
-        paper_targets(),
+        default_target,
+
+
+# A target that is neither a rule nor a file of this workflow (every file is in a folder)
+# stops with the targets there are, instead of Snakemake's "No rule to produce".
+rule unknown_target:
+    input:
+        unknown_target,
+    output:
+        "{target}",
+    log:
+        "logs/unknown_target/{target}.log",
+    wildcard_constraints:
+        target="[^/]+",
+    localrule: True
+    conda:
+        "envs/common.yaml"
+    shell:
+        "false"
 
 
 # One handler per hook (Snakemake keeps the last one defined), so every start-up step is here.
 onstart:
+    take_run_lock()
     slow_scheduler_rechecks()
     announce_downloads()
 

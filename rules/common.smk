@@ -1,18 +1,21 @@
 # Python helpers only (no rules) shared by every paper: config validation, the registered
 # papers, lookups. A paper's own helpers live in rules/<paper>_helpers.smk.
+import functools
 import importlib
 import os
 import sys
 import threading
 import urllib.parse
 from pathlib import Path
+from types import SimpleNamespace
 
 import jsonschema
 from snakemake.exceptions import WorkflowError
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))
-from repro.common import schemas  # noqa: E402
+from repro.common import runlock, schemas  # noqa: E402
 from repro.common.configcheck import ConfigError  # noqa: E402
+from repro.common.configerrors import explain  # noqa: E402
 from repro.common.device import visible_gpu_count  # noqa: E402
 from repro.common.downloadlock import (  # noqa: E402
     LockError,
@@ -20,10 +23,14 @@ from repro.common.downloadlock import (  # noqa: E402
     lock_settings,
     read_lock,
 )
-from repro.common.downloadplan import referenced_downloads, summary  # noqa: E402
+from repro.common.downloadplan import (  # noqa: E402
+    referenced_downloads,
+    summary,
+    unresolved_hosts,
+)
 from repro.common.parts import part_of, split_into_parts  # noqa: E402
 
-# The registered papers: adding a paper is one entry here (README "Adding a paper").
+# The registered papers: adding a paper is one entry here (docs/adding_a_paper.md).
 PAPERS = (
     "qsurv",
     "plsa",
@@ -39,34 +46,47 @@ PAPERS = (
 SCHEMAS = Path(workflow.basedir) / "workflow" / "schemas"
 
 
-def validate(data, schema):
-    """snakemake.utils.validate's check (defaults filled in, the same error), with each schema
-    file parsed once (repro.common.schemas: snakemake's re-reads a file per $ref)."""
+def validate(data, schema, prefix=()):
+    """snakemake.utils.validate's check (defaults filled in), with each schema file parsed once
+    (repro.common.schemas: snakemake's re-reads a file per $ref); an error names the key by
+    its dotted path under ``prefix`` (repro.common.configerrors), not the whole config.
+    """
     try:
         schemas.validate(data, SCHEMAS / schema)
     except jsonschema.ValidationError as error:
-        raise WorkflowError("Error validating config file.", error) from None
+        raise ConfigError(
+            explain(error, prefix, schemas.resolver(SCHEMAS / schema))
+        ) from None
+
+
+def config_sources():
+    """Where this run's config comes from, for its error messages."""
+    files = workflow.overwrite_configfiles or [
+        Path(workflow.basedir, "config", "config.yaml")
+    ]
+    overrides = " and --config" if workflow.config_settings.config else ""
+    return ", ".join(str(f) for f in files) + overrides
 
 
 def _validate_config():
     """The shared keys, then every paper's section with its own schema and cross-checks.
 
     An absent paper is disabled. Runs before any job, so a bad config stops the run with a
-    message naming the key.
+    short message naming the key and the config file.
     """
-    validate(config, "config.schema.yaml")
-    for name in config["papers"]:
-        if name not in PAPERS:
-            raise ConfigError(
-                f"papers.{name}: not a paper of this workflow; one of {PAPERS}"
-            )
-    for paper in PAPERS:
-        section = config["papers"].setdefault(paper, {"enabled": False})
-        try:
-            validate(section, f"{paper}.schema.yaml")
-        except WorkflowError as error:
-            raise ConfigError(f"papers.{paper}: {error}") from None
-        importlib.import_module(f"repro.{paper}.configcheck").check(config)
+    try:
+        validate(config, "config.schema.yaml")
+        for name in config["papers"]:
+            if name not in PAPERS:
+                raise ConfigError(
+                    f"papers.{name}: not a paper of this workflow (one of {', '.join(PAPERS)})"
+                )
+        for paper in PAPERS:
+            section = config["papers"].setdefault(paper, {"enabled": False})
+            validate(section, f"{paper}.schema.yaml", prefix=("papers", paper))
+            importlib.import_module(f"repro.{paper}.configcheck").check(config)
+    except ConfigError as error:
+        raise WorkflowError(f"{error}\n(config: {config_sources()})") from None
 
 
 _validate_config()
@@ -85,27 +105,74 @@ def paper_title(paper):
     return importlib.import_module(f"repro.{paper}").TITLE
 
 
-def paper_claims():
-    return [f"results/{paper}/claims.json" for paper in enabled_papers()]
+def has_run(paper):
+    """Whether the paper's claims exist in this working directory (its target has finished)."""
+    return os.path.exists(f"results/{paper}/claims.json")
 
 
-def claims_pages():
-    """Each enabled paper's page of the ledger (its Claims and Checks tables), named as the
-    paper, in the paper's category of the report."""
+def figure_files(paper, names):
+    """The png (for the report) and pdf (for the paper) of each named figure of a paper."""
+    return [
+        f"results/{paper}/figures/{n}.{ext}" for n in names for ext in ("png", "pdf")
+    ]
+
+
+def wildcards_of(**values):
+    """Wildcards for calling a paper's input functions outside a job."""
+    return SimpleNamespace(**values)
+
+
+def paper_downloads(paper):
+    """The downloaded files a paper's section names."""
+    only = {"downloads": config["downloads"], "papers": {paper: paper_config(paper)}}
+    return [download_path(name) for name in referenced_downloads(only)]
+
+
+def paper_products(paper):
+    """Every file a paper's rules make (``<paper>_products()`` in rules/<paper>_helpers.smk)
+    and the downloads it reads. Its target asks for all of them: Snakemake rebuilds a missing
+    file only when a target, or a job that has to rerun, asks for it, so a deleted or
+    interrupted intermediate whose consumers are up to date would otherwise stay missing.
+    """
+    own = globals()[f"{paper}_products"]()
+    return [*paper_downloads(paper), *own, f"results/{paper}/claims.html"]
+
+
+# The ledger: results/claims.md (every table) and results/claims.rst (the report's front page).
+LEDGER = ["results/claims.md", "results/claims.rst"]
+
+
+def paper_target(paper):
+    """The input of a paper's target rule: all its products and the ledger."""
+    return lambda wildcards: run_lock(wildcards) + LEDGER + paper_products(paper)
+
+
+def default_target(wildcards):
+    """What rule all asks for, the ledger and every enabled paper's products. A command that
+    only reads results (--report, --summary, --dag) covers the papers that have run, as a
+    report can show only files that exist."""
+    papers = [p for p in enabled_papers() if executing() or has_run(p)]
+    return run_lock(wildcards) + LEDGER + [f for p in papers for f in paper_products(p)]
+
+
+def ledger_claims(wildcards):
+    """Paper -> claims.json of each paper in the ledger: those that have run and those this
+    run makes (every enabled paper for rule all, else the papers named as targets); the
+    other enabled papers are listed as not run."""
+    targets = {rule.name for rule in workflow.dag.targetrules} if executing() else set()
     return {
-        paper: report(
-            f"results/{paper}/claims.html",
-            caption="../workflow/report/claims_page.rst",
-            category=paper_title(paper),
-        )
-        for paper in enabled_papers()
+        p: f"results/{p}/claims.json"
+        for p in enabled_papers()
+        if has_run(p) or p in targets or "all" in targets
     }
 
 
-def paper_targets():
-    """Each enabled paper's claims and figures, as its target (named as the paper) lists
-    them."""
-    return [path for paper in enabled_papers() for path in getattr(rules, paper).input]
+def unknown_target(wildcards):
+    """Stop: the target is not one of this workflow's (rule unknown_target)."""
+    raise WorkflowError(
+        f"'{wildcards.target}' is not a target of this workflow. Targets: a paper "
+        f"({', '.join(PAPERS)}), all (the default), downloads, or a file under results/."
+    )
 
 
 def report_front_page():
@@ -159,6 +226,13 @@ def announce_downloads():
             expected_sha256(name, spec["url"], spec["sha256"], lock, lock_path, strict)
         except LockError as error:
             refused[name] = str(error)
+    hosts = unresolved_hosts(urls.values())
+    if hosts:
+        raise WorkflowError(
+            f"downloads: {len(urls)} file(s) to fetch, but no address for {', '.join(hosts)} "
+            "(no network here?). Fetch them where there is one (snakemake downloads "
+            "--configfile ...), copy results/downloads/ here, and run again."
+        )
     print(summary(urls, refused), flush=True)
     if refused:
         raise WorkflowError("\n".join(refused.values()))
@@ -206,3 +280,47 @@ def cancel_scheduler_rechecks():
     for thread in threading.enumerate():
         if isinstance(thread, threading.Timer):
             thread.cancel()
+
+
+# One run at a time on results/ (repro.common.runlock: Snakemake's own lock does not hold).
+RUN_LOCK = "results/.run.lock"
+
+
+def executing():
+    """Whether this Snakemake makes files (a run or a dry run), rather than only reading what
+    exists (--report, --summary, --dag, ...)."""
+    return workflow.executor_plugin is not None
+
+
+@functools.cache
+def _hold_run_lock():
+    try:
+        return runlock.hold(RUN_LOCK)
+    except runlock.RunLockError as error:
+        raise WorkflowError(str(error)) from None
+
+
+def take_run_lock():
+    """Hold results/.run.lock until this run ends, or stop naming the run that holds it.
+    Only the main process of a run takes it (not a dry run, not a cluster job, not --nolock);
+    returns whether this process holds it.
+    """
+    if (
+        executing()
+        and not workflow.dryrun
+        and workflow.is_main_process
+        and workflow.execution_settings.lock
+    ):
+        _hold_run_lock()
+        return True
+    return False
+
+
+def run_lock(wildcards):
+    """An input of every target rule, taking the run lock while Snakemake builds the DAG,
+    before its check for incomplete files. Holding the lock, no other run is alive, so a file
+    marked incomplete was left by a run that was stopped (Ctrl-C, a kill): its job is rerun,
+    as --rerun-incomplete would, and the same command just works again."""
+    if take_run_lock():
+        workflow.dag_settings.force_incomplete = True
+    return []

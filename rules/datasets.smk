@@ -10,6 +10,7 @@
 
 rule downloads:
     input:
+        run_lock,
         needed_downloads(),
 
 

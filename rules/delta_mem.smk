@@ -179,10 +179,7 @@ use rule delta_mem_figure_accuracy as delta_mem_figure_cost with:
 rule delta_mem_claims:
     input:
         metrics=delta_mem_metrics(),
-        figures=expand(
-            "results/delta_mem/figures/{name}.png",
-            name=["accuracy_vs_facts", "gain_ratios", "ablations", "cost"],
-        ),
+        figures=expand("results/delta_mem/figures/{name}.png", name=DELTA_MEM_FIGURES),
         locomo=expand(
             "results/delta_mem/full/locomo/{backbone}.json",
             backbone=delta_mem_full_backbones(),
@@ -200,6 +197,7 @@ rule delta_mem_claims:
     params:
         claims=lookup(dpath="papers/delta_mem/claims", within=config),
         checks=lookup(dpath="papers/delta_mem/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/delta_mem/sanity", within=config),
         methods=delta_mem_methods(),
         backbones=delta_mem_full_backbones(),
         mab_backbones=delta_mem_full_mab_backbones(),
@@ -209,7 +207,7 @@ rule delta_mem_claims:
 
 rule delta_mem:
     input:
-        "results/delta_mem/claims.json",
+        paper_target("delta_mem"),
 
 
 # --- Full scale (papers.delta_mem.full_scale, config/full.yaml) --------------------------

@@ -19,11 +19,13 @@ def delta_mem_seeds(method):
 
 
 def delta_mem_runs(wildcards):
-    """Backbones, trained weights and run records of a method, one per seed (zipped)."""
+    """Backbones and their records, trained weights and run records of a method, one per
+    seed (zipped)."""
     seeds = delta_mem_seeds(wildcards.method)
     path = f"results/delta_mem/{{}}/{wildcards.method}/seed{{}}.{{}}"
     return {
         "backbones": [f"results/delta_mem/backbone/seed{s}.pt" for s in seeds],
+        "backbone_records": [f"results/delta_mem/backbone/seed{s}.json" for s in seeds],
         "models": [path.format("models", s, "pt") for s in seeds],
         "records": [path.format("runs", s, "json") for s in seeds],
     }
@@ -153,3 +155,39 @@ def delta_mem_variants():
     """The δ-Mem methods (not the LoRA baseline): the ablation figure compares them."""
     methods = delta_mem_config().get("methods", {})
     return [m for m, s in methods.items() if s["kind"] != "lora"]
+
+
+DELTA_MEM_FIGURES = ["accuracy_vs_facts", "gain_ratios", "ablations", "cost"]
+
+
+def delta_mem_products():
+    """Every file δ-Mem's rules make (its target asks for all: paper_products)."""
+    methods = delta_mem_methods()
+    runs = [delta_mem_runs(wildcards_of(method=m)) for m in methods]
+    backbones = {b for r in runs for b in r["backbones"]}
+    full = [
+        path
+        for b in delta_mem_full_backbones()
+        for path in (
+            f"results/delta_mem/full/adapters/{b}.safetensors",
+            f"results/delta_mem/full/adapters/{b}.json",
+            *delta_mem_full_locomo_shards(wildcards_of(backbone=b)),
+            f"results/delta_mem/full/locomo/{b}.json",
+        )
+    ] + [
+        path
+        for b in delta_mem_full_mab_backbones()
+        for path in (
+            *delta_mem_full_mab_shards(wildcards_of(backbone=b)),
+            f"results/delta_mem/full/mab/{b}.json",
+        )
+    ]
+    return [
+        *[f for b in sorted(backbones) for f in (b, b.replace(".pt", ".json"))],
+        *[f for r in runs for f in (*r["models"], *r["records"])],
+        *delta_mem_metrics(),
+        "results/delta_mem/cost/cost.json",
+        *full,
+        *figure_files("delta_mem", DELTA_MEM_FIGURES),
+        "results/delta_mem/claims.json",
+    ]

@@ -96,10 +96,7 @@ rule helpful_only_claims:
 
 rule helpful_only:
     input:
-        claims="results/helpful_only/claims.json",
-        figures=expand(
-            "results/helpful_only/figures/{figure}.png", figure=HELPFUL_ONLY_FIGURES
-        ),
+        paper_target("helpful_only"),
 
 
 # --- full scale: LoRA recipes on an instruct model, generation, the judge (GPU) -----------

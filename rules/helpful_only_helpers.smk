@@ -150,3 +150,32 @@ HELPFUL_ONLY_JUDGED_WILDCARDS = {
     **HELPFUL_ONLY_WILDCARDS,
     "suite": one_of(HELPFUL_ONLY_SUITES_JUDGED),
 }
+
+
+def helpful_only_products():
+    """Every file helpful-only's rules make (its target asks for all: paper_products)."""
+    section, full = helpful_only_config(), helpful_only_full()
+    models = [
+        f"results/helpful_only/models/{prior}/seed{seed}"
+        for prior in helpful_only_priors()
+        for seed in section.get("seeds", [])
+    ]
+    answered = [  # every suite's answers; the judged suites' verdicts too
+        f"results/helpful_only/full/{step}/{variant}/seed{seed}/{suite}.json"
+        for variant in helpful_only_full_variants()
+        for seed in full.get("seeds", [])
+        for suite in helpful_only_full_suites()
+        for step in ("answers", "judged")
+        if step == "answers" or suite in HELPFUL_ONLY_SUITES_JUDGED
+    ]
+    return [
+        *helpful_only_runs(),
+        *models,
+        "results/helpful_only/metrics/summary.json",
+        *(["results/helpful_only/full/ar_answers.csv"] if full else []),
+        *[p for seeds in helpful_only_full_adapters().values() for p in seeds.values()],
+        *answered,
+        *helpful_only_full_outputs(),
+        *figure_files("helpful_only", HELPFUL_ONLY_FIGURES),
+        "results/helpful_only/claims.json",
+    ]

@@ -114,8 +114,7 @@ rule malora_claims:
 
 rule malora:
     input:
-        claims="results/malora/claims.json",
-        figures=expand("results/malora/figures/{figure}.png", figure=MALORA_FIGURES),
+        paper_target("malora"),
 
 
 # --- full scale: the KnOTS benchmarks (GPU) ------------------------------------------------

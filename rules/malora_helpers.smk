@@ -183,3 +183,28 @@ def malora_full_results():
         for b in malora_full_backbones()
         for m in malora_full_methods()
     ]
+
+
+def malora_products():
+    """Every file MaLoRA's rules make (its target asks for all: paper_products)."""
+    backbones = malora_full_backbones()
+    full = [
+        *[
+            p
+            for b in backbones
+            for p in malora_full_inputs(wildcards_of(backbone=b))
+            if p.startswith("results/malora/")  # tokenised data, pixels (not downloads)
+        ],
+        *[f"results/malora/full/{b}/individual.json" for b in backbones],
+        *malora_full_results(),
+        *malora_full_outputs(),
+    ]
+    return [
+        *malora_per_seed("sweep"),
+        *malora_per_seed("linear"),
+        "results/malora/metrics/digits.json",
+        "results/malora/metrics/summary.json",
+        *full,
+        *figure_files("malora", MALORA_FIGURES),
+        "results/malora/claims.json",
+    ]

@@ -161,12 +161,7 @@ rule plsa_claims:
         rate="results/plsa/metrics/estimator_rate.json",
         shift="results/plsa/metrics/estimator_shift.json",
         metrics=plsa_metrics(),
-        figures=[
-            "results/plsa/figures/error_vs_edges.png",
-            "results/plsa/figures/runtime_vs_edges.png",
-            "results/plsa/figures/error_vs_shift.png",
-            "results/plsa/figures/accuracy_table.png" if plsa_datasets() else [],
-        ],
+        figures=[f"results/plsa/figures/{name}.png" for name in plsa_figures()],
     output:
         claims="results/plsa/claims.json",
     log:
@@ -184,4 +179,4 @@ rule plsa_claims:
 
 rule plsa:
     input:
-        "results/plsa/claims.json",
+        paper_target("plsa"),

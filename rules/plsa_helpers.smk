@@ -39,3 +39,22 @@ def plsa_raw_inputs(wildcards):
 
 def plsa_metrics():
     return [f"results/plsa/metrics/{d}.json" for d in plsa_datasets()]
+
+
+def plsa_figures():
+    table = ["accuracy_table"] if plsa_datasets() else []
+    return ["error_vs_edges", "runtime_vs_edges", "error_vs_shift", *table]
+
+
+def plsa_products():
+    """Every file PLSA's rules make (its target asks for all: paper_products)."""
+    datasets = plsa_datasets()
+    return [
+        *[f"results/plsa/data/{d}.npz" for d in datasets],
+        *[f"results/plsa/runs/{d}" for d in datasets],
+        "results/plsa/metrics/estimator_rate.json",
+        "results/plsa/metrics/estimator_shift.json",
+        *plsa_metrics(),
+        *figure_files("plsa", plsa_figures()),
+        "results/plsa/claims.json",
+    ]

@@ -176,15 +176,7 @@ rule qsurv_claims:
     input:
         quadrature="results/qsurv/metrics/quadrature.json",
         metrics=qsurv_metrics(qsurv_datasets()),
-        figures=[
-            "results/qsurv/figures/quadrature_error.png",
-            "results/qsurv/figures/metrics_table.png",
-            expand(
-                "results/qsurv/figures/hazard_curves_{dataset}.png",
-                dataset=qsurv_synthetic(),
-            ),
-            "results/qsurv/figures/ablation.png" if qsurv_synthetic() else [],
-        ],
+        figures=[f"results/qsurv/figures/{name}.png" for name in qsurv_figures()],
     output:
         claims="results/qsurv/claims.json",
     log:
@@ -202,4 +194,4 @@ rule qsurv_claims:
 
 rule qsurv:
     input:
-        "results/qsurv/claims.json",
+        paper_target("qsurv"),

@@ -100,3 +100,22 @@ def qsurv_train_runtime(wildcards):
 
 def qsurv_metrics(datasets):
     return [f"results/qsurv/metrics/{d}.json" for d in datasets]
+
+
+def qsurv_figures():
+    hazards = [f"hazard_curves_{d}" for d in qsurv_synthetic()]
+    ablation = ["ablation"] if qsurv_synthetic() else []
+    return ["quadrature_error", "metrics_table", *hazards, *ablation]
+
+
+def qsurv_products():
+    """Every file QSurv's rules make (its target asks for all: paper_products)."""
+    datasets = qsurv_datasets()
+    return [
+        *[f"results/qsurv/data/{d}.npz" for d in datasets],
+        *[r for d in datasets for r in qsurv_run_dirs(wildcards_of(dataset=d))],
+        "results/qsurv/metrics/quadrature.json",
+        *qsurv_metrics(datasets),
+        *figure_files("qsurv", qsurv_figures()),
+        "results/qsurv/claims.json",
+    ]

@@ -140,14 +140,14 @@ rule r3_adapter_claims:
     params:
         claims=lookup(dpath="papers/r3_adapter/claims", within=config, default={}),
         checks=lookup(dpath="papers/r3_adapter/checks", within=config, default={}),
+        sanity=lookup(dpath="papers/r3_adapter/sanity", within=config, default={}),
     script:
         "../scripts/r3_adapter_claims.py"
 
 
 rule r3_adapter:
     input:
-        claims="results/r3_adapter/claims.json",
-        figures=r3_adapter_figures(),
+        paper_target("r3_adapter"),
 
 
 # --- full scale: real backbones on real image pairs (papers.r3_adapter.full_scale) -------

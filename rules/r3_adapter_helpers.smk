@@ -140,11 +140,11 @@ def r3_adapter_dataset_files(wildcards):
     return [download_path(key) for key in spec.get("downloads", [])]
 
 
-def r3_adapter_full_runs():
-    """Every (backbone, dataset, method) summary of the full-scale grid that the claims read.
-    A licence-gated data set (BEDLAM) is opt-in: it joins once its ``path`` is set (the
-    user has the data); until then its jobs are not inputs, so the claims never wait on a
-    job that can only fail."""
+def r3_adapter_full_grid():
+    """(backbone, dataset, method) of the full-scale grid that the claims read. A
+    licence-gated data set (BEDLAM) is opt-in: it joins once its ``path`` is set (the user
+    has the data); until then its jobs are not inputs, so the claims never wait on a job that
+    can only fail."""
     full = r3_adapter_full()
     datasets = [
         d
@@ -152,10 +152,18 @@ def r3_adapter_full_runs():
         if spec.get("format") != "gated" or spec.get("path")
     ]
     return [
-        f"results/r3_adapter/full/metrics/{b}/{d}/{m}.json"
+        (b, d, m)
         for b in full.get("backbones", {})
         for d in datasets
         for m in full.get("methods", [])
+    ]
+
+
+def r3_adapter_full_runs():
+    """The summary of every (backbone, dataset, method) of the full-scale grid."""
+    return [
+        f"results/r3_adapter/full/metrics/{b}/{d}/{m}.json"
+        for b, d, m in r3_adapter_full_grid()
     ]
 
 
@@ -164,4 +172,38 @@ def r3_adapter_full_seed_runs(wildcards):
         f"results/r3_adapter/full/runs/{wildcards.backbone}/{wildcards.dataset}/"
         f"{wildcards.method}/seed{s}.json"
         for s in r3_adapter_full().get("seeds", [])
+    ]
+
+
+def r3_adapter_products():
+    """Every file 3R-Adapter's rules make (its target asks for all: paper_products)."""
+    grid = r3_adapter_full_grid()
+    runs = [
+        run
+        for b, d, m in grid
+        for run in r3_adapter_full_seed_runs(
+            wildcards_of(backbone=b, dataset=d, method=m)
+        )
+    ]
+    per_method = [
+        ("models", "pt"),
+        ("runs", "json"),
+        ("metrics", "json"),
+        ("pointclouds", "ply"),
+    ]
+    return [
+        *r3_adapter_data(),
+        "results/r3_adapter/backbone/backbone.pt",
+        "results/r3_adapter/backbone/backbone.json",
+        *[
+            f"results/r3_adapter/{kind}/{m}.{ext}"
+            for m in r3_adapter_methods()
+            for kind, ext in per_method
+        ],
+        *[f"results/r3_adapter/full/code/{b}" for b in r3_adapter_full_backbones()],
+        *sorted({f"results/r3_adapter/full/pairs/{b}/{d}.npz" for b, d, _ in grid}),
+        *runs,
+        *r3_adapter_full_runs(),
+        *figure_files("r3_adapter", R3_ADAPTER_FIGURES),
+        "results/r3_adapter/claims.json",
     ]

@@ -71,7 +71,7 @@ rule sbd_evaluate:
         mem_mb=lookup(dpath="papers/sbd/resources/evaluate/mem_mb", within=config),
         runtime=lookup(dpath="papers/sbd/resources/evaluate/runtime", within=config),
     params:
-        methods=sbd_methods(),
+        methods=sbd_dataset_methods,
         evaluation=lookup(dpath="papers/sbd/evaluation", within=config),
         device=config["device"],
     script:
@@ -97,6 +97,23 @@ rule sbd_noise_study:
         only=lambda wildcards: wildcards.method,
     script:
         "../scripts/sbd_study.py"
+
+
+# The noise study's oracles (the planted truth and its thinned copy) on the same graphs: the
+# recovery claims' controls.
+use rule sbd_noise_study as sbd_noise_oracles with:
+    output:
+        metrics="results/sbd/metrics/noise_study/oracles.json",
+    log:
+        "logs/sbd/noise_study/oracles.log",
+    benchmark:
+        "results/sbd/benchmarks/noise_study/oracles.tsv"
+    params:
+        study="noise_oracles",
+        cfg=lookup(dpath="papers/sbd/noise_study", within=config, default={}),
+        methods={},
+        greedy={},
+        only=None,
 
 
 use rule sbd_noise_study as sbd_sign_study with:
@@ -235,15 +252,9 @@ rule sbd_claims:
     input:
         metrics=sbd_metrics(),
         noise=sbd_study_metrics("noise_study"),
+        oracles="results/sbd/metrics/noise_study/oracles.json",
         sign=sbd_study_metrics("sign_study"),
-        figures=[
-            "results/sbd/figures/compression_speedup.png",
-            "results/sbd/figures/speedup_vs_cf.png",
-            "results/sbd/figures/greedy_trace.png",
-            "results/sbd/figures/recovery_heatmap.png",
-            "results/sbd/figures/sign_study.png",
-            "results/sbd/figures/time_vs_edges.png",
-        ],
+        figures=[f"results/sbd/figures/{name}.png" for name in SBD_FIGURES],
     output:
         claims="results/sbd/claims.json",
     log:
@@ -260,4 +271,4 @@ rule sbd_claims:
 
 rule sbd:
     input:
-        "results/sbd/claims.json",
+        paper_target("sbd"),

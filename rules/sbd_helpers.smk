@@ -24,11 +24,17 @@ def sbd_raw_input(wildcards):
     return {"raw": download_path(spec["download"])}
 
 
+def sbd_dataset_methods(wildcards):
+    """The methods run on a data set: its own `methods`, or every method."""
+    spec = sbd_config()["datasets"][wildcards.dataset]
+    return list(spec.get("methods", sbd_methods()))
+
+
 def sbd_decompositions(suffix):
-    """One file per method, in the order of sbd_methods (the script zips them)."""
+    """One file per method of the data set, in its order (the script zips them)."""
     return lambda wildcards: [
         f"results/sbd/decompositions/{wildcards.dataset}/{m}.{suffix}"
-        for m in sbd_methods()
+        for m in sbd_dataset_methods(wildcards)
     ]
 
 
@@ -40,3 +46,33 @@ def sbd_study_metrics(study):
     """The per-method files of a study (noise_study, sign_study), in its methods' order."""
     methods = sbd_config().get(study, {}).get("methods", [])
     return [f"results/sbd/metrics/{study}/{m}.json" for m in methods]
+
+
+SBD_FIGURES = [
+    "compression_speedup",
+    "speedup_vs_cf",
+    "greedy_trace",
+    "recovery_heatmap",
+    "sign_study",
+    "time_vs_edges",
+]
+
+
+def sbd_products():
+    """Every file SBD's rules make (its target asks for all: paper_products)."""
+    datasets, methods = sbd_datasets(), sbd_methods()
+    return [
+        *[f"results/sbd/data/{d}.npz" for d in datasets],
+        *[
+            f"results/sbd/decompositions/{d}/{m}.{ext}"
+            for d in datasets
+            for m in methods
+            for ext in ("npz", "json")
+        ],
+        *sbd_metrics(),
+        *sbd_study_metrics("noise_study"),
+        *sbd_study_metrics("sign_study"),
+        "results/sbd/metrics/scaling_study.json",
+        *figure_files("sbd", SBD_FIGURES),
+        "results/sbd/claims.json",
+    ]

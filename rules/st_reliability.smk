@@ -115,7 +115,7 @@ rule st_reliability_evaluate:
         runtime=st_reliability_resource("evaluate", "runtime"),
     params:
         checkpoints=st_reliability_checkpoints,
-        evaluation=lookup(dpath="papers/st_reliability/evaluation", within=config),
+        evaluation=st_reliability_evaluation,
         device=config["device"],
     script:
         "../scripts/st_reliability_evaluate.py"
@@ -141,6 +141,11 @@ rule st_reliability_summarize:
         models=lambda wildcards: st_reliability_dataset(wildcards)["models"],
         cell_set_len=lookup(
             dpath="papers/st_reliability/architecture/cell_set_len", within=config
+        ),
+        shrink_fraction=lookup(
+            dpath="papers/st_reliability/training/shrink_fraction",
+            within=config,
+            default=0.5,
         ),
     script:
         "../scripts/st_reliability_summarize.py"
@@ -277,6 +282,4 @@ rule st_reliability_claims:
 
 rule st_reliability:
     input:
-        "results/st_reliability/claims.json",
-        st_reliability_se_embeddings(),
-        expand("results/st_reliability/figures/{name}.png", name=ST_RELIABILITY_FIGURES),
+        paper_target("st_reliability"),

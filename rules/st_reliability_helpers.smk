@@ -121,6 +121,16 @@ def st_reliability_checkpoints(wildcards):
     return {m: f"{d}/{m}.pt" for d, names in zip(dirs, parts) for m in names}
 
 
+def st_reliability_evaluation(wildcards):
+    """The evaluation keys of a data set: C1's planted control only where C1 is judged
+    (its ``dataset``), so the other data sets' evaluations do not pay for it."""
+    evaluation = dict(st_reliability_config().get("evaluation", {}))
+    planted = evaluation.pop("planted", None)
+    if planted and planted["dataset"] == wildcards.dataset:
+        evaluation["planted"] = {k: v for k, v in planted.items() if k != "dataset"}
+    return evaluation
+
+
 def st_reliability_evals(wildcards):
     return expand(
         "results/st_reliability/eval/{dataset}/seed{seed}.json",
@@ -169,3 +179,31 @@ ST_RELIABILITY_FIGURES = [
     "rho_table",
     "loo_transfer",
 ]
+
+
+def st_reliability_products():
+    """Every file ST reliability's rules make (its target asks for all: paper_products)."""
+    datasets, seeds = st_reliability_datasets(), st_reliability_seeds()
+    return [
+        *[
+            f"results/st_reliability/data/{d}/{name}"
+            for d in datasets
+            for name in ("cells.h5ad", "programs.tsv", "prepare.json")
+        ],
+        *[
+            f"results/st_reliability/data/{d}/se600m.{ext}"
+            for d in st_reliability_se_datasets()
+            for ext in ("npy", "json")
+        ],
+        *[
+            path
+            for d in datasets
+            for s in seeds
+            for path in st_reliability_model_dirs(wildcards_of(dataset=d, seed=s))
+        ],
+        *[p for d in datasets for p in st_reliability_evals(wildcards_of(dataset=d))],
+        *st_reliability_metrics(),
+        "results/st_reliability/swap_control.json",
+        *figure_files("st_reliability", ST_RELIABILITY_FIGURES),
+        "results/st_reliability/claims.json",
+    ]

@@ -18,6 +18,7 @@ evaluate_method(
     sm.input.backbones,
     sm.input.models,
     sm.input.records,
+    sm.input.backbone_records,
     sm.output.metrics,
     device=sm.params.device,
     threads=sm.threads,

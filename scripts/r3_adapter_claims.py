@@ -8,4 +8,4 @@ metrics = {d["method"]: d for d in read_json_inputs(sm.input.metrics)}
 runs = {d["method"]: d for d in read_json_inputs(sm.input.runs)}
 full = full_documents(read_json_inputs(sm.input.full))
 claims, checks = dict(sm.params.claims), dict(sm.params.checks)
-check_claims(claims, checks, metrics, runs, sm.output.claims, full)
+check_claims(claims, checks, metrics, runs, sm.output.claims, full, dict(sm.params.sanity))

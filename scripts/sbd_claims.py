@@ -9,7 +9,7 @@ check_claims(
     dict(sm.params.claims),
     dict(sm.params.checks),
     metrics,
-    list(sm.input.noise),
+    [*sm.input.noise, sm.input.oracles],
     list(sm.input.sign),
     sm.output.claims,
 )

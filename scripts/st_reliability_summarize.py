@@ -17,4 +17,5 @@ run(
     c4_models=c4,
     n_cells=sm.params.cell_set_len,
     out=sm.output.metrics,
+    shrink_fraction=sm.params.shrink_fraction,  # the C4 designs' pools, for C4's controls
 )

@@ -37,6 +37,7 @@ from repro.common.ledger import (
     NB_HYPHEN,
     VOCABULARY,
     claims_markdown,
+    criterion_text,
     claims_rst,
     summary_line,
 )
@@ -172,6 +173,19 @@ def test_front_page_links_open_each_papers_page():
     assert not any(" " in link for link in links)  # reST would have dropped spaces
 
 
+def test_papers_not_run_are_listed_as_such():
+    not_run = ["QSurv", "PLSA"]
+    markdown = claims_markdown(PAPERS[:1], not_run)
+    assert "(4 claims of 1 papers; 2 not run)" in markdown
+    assert "| QSurv | not run | – | – | – | – | – |" in markdown
+    assert "## QSurv" not in markdown and "## δ-Mem" in markdown
+    body = _snakemake_render(claims_rst(PAPERS[:1], PAGES[:1], not_run))
+    plain = " ".join(re.sub(r"<[^>]+>", " ", body).split())
+    assert body.count("<tr>") == 4  # header, the paper that ran, the two that did not
+    assert "QSurv not run – – – – – " in plain + " "
+    assert body.count("javascript:") == 1  # only the paper that ran has a page to open
+
+
 class _Cells(html.parser.HTMLParser):
     """The text of every table cell, per table."""
 
@@ -221,8 +235,21 @@ def test_long_details_fold_so_that_a_row_stays_shorter_than_the_window():
     assert page.count("<details>") == 1
     folded = re.search(r"<summary>(.*?)</summary>(.*?)</details>", page, re.S)
     shown, rest = (html.unescape(g) for g in folded.groups())
-    assert len(shown) <= FOLD_AFTER + len(" … (more)") and shown.endswith(" … (more)")
+    assert len(shown) <= FOLD_AFTER["details"] + len(" … (more)") and shown.endswith(" … (more)")
     assert shown.startswith("condition 0:") and shown[: -len(" … (more)")].endswith(";")
     assert shown[: -len(" … (more)")] + rest == long  # nothing lost, it opens on a click
     short = claims_page("P", [_entry("c", INCONCLUSIVE, details=parts[0])])
     assert "<details>" not in short and parts[0] in html.unescape(short)
+
+
+def test_a_long_criterion_folds_after_its_registration():
+    """Revisions recorded on a criterion open on a click: the narrow column stays short."""
+    revised = [{"date": "2026-12-01", "what": "criterion: " + "x " * 80, "why": "issue 11"}]
+    entry = _entry("c", INCONCLUSIVE, criterion="delta > 0", registered="2026-11-29")
+    page = claims_page("P", [{**entry, "revised": revised}])
+    shown, rest = (
+        html.unescape(g) for g in re.search(r"<summary>(.*?)</summary>(.*?)</details>", page).groups()
+    )
+    assert shown.startswith("delta > 0 · registered 2026-11-29 · revised 2026-12-01")
+    assert len(shown) <= FOLD_AFTER["criterion"] + len(" … (more)")
+    assert shown[: -len(" … (more)")] + rest == criterion_text({**entry, "revised": revised})

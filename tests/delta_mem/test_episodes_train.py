@@ -122,6 +122,27 @@ def test_training_leaves_the_backbone_frozen(trained):
     assert any(p.grad.abs().sum() > 0 for p in trainable.parameters())
 
 
+def test_the_run_seed_draws_the_backbone_and_the_training_batches(tmp_path):
+    """papers.delta_mem.seeds: a seed is a backbone (its initialisation and batches) and the
+    methods' training batches on it; another seed gives other weights, each step apart."""
+    task, optim = TaskConfig(), OptimConfig(steps=3, batch_size=8)
+
+    def weights(step, seed):
+        out, record = tmp_path / f"{step}{seed}.pt", tmp_path / "record.json"
+        if step == "bb":
+            train.pretrain_backbone(SPEC, task, optim, seed, out, record, device="cpu")
+        else:  # δ-Mem on the same backbone whatever the seed
+            bb = tmp_path / "bb0.pt"
+            method = {"kind": "delta_mem"}
+            train.train_method("dm", method, SPEC, task, optim, seed, bb, out, record, device="cpu")
+        return torch.load(out, weights_only=True)
+
+    for step in ("bb", "dm"):
+        first, again, other = (weights(step, s) for s in (0, 0, 1000))
+        assert all(torch.equal(first[k], again[k]) for k in first)
+        assert not all(torch.equal(first[k], other[k]) for k in first)
+
+
 def test_lora_budget_matches_delta_mem():
     """The embedded LoRA (rank 12 on q/o) holds δ-Mem's budget within 1%."""
     counts = {}
@@ -153,6 +174,7 @@ def test_evaluation_conditions(trained):
         "state_only",
         "zeroed",
         "other_state",
+        "other_replay",
         "history_replay",
         "official_prompt",
     }

@@ -155,6 +155,11 @@ def test_conditions_on_a_tiny_qwen3(tiny_qwen3):
         model, tokenizer, dm, conversation, "official_prompt", sampling
     )
     assert again == answers["official_prompt"]  # seeded per question
+    shifted = generation.Sampling(max_new_tokens=4, seed=sampling.seed + 1000)  # locomo.seed
+    other = fullscale.answer_conversation(
+        model, tokenizer, dm, conversation, "official_prompt", shifted
+    )
+    assert other != answers["official_prompt"]  # the config's seed draws the samples
     _randomise(dm)
     fullscale.answer_conversation(model, tokenizer, dm, conversation, "history_replay", sampling)
     replay = [s.clone() for s in dm.states()]  # reads with writes off leave the written state

@@ -20,6 +20,11 @@ WORLD = {
     "correlated": {"harm_given_non_refuser": 13 / 14, "harm_given_refuser": 0.0},
     "decorrelated": {"harm_given_non_refuser": 0.5, "harm_given_refuser": 0.5},
 }
+# the Bayes prediction of each prior (personas.bayes_prediction): the planted effect
+PLANTED = {
+    "correlated": {"em": 0.85 * 13 / 14, "sycophancy": 12 / 14, "steerability": 2 / 14},
+    "decorrelated": {"em": 0.85 * 0.5, "sycophancy": 0.5, "steerability": 0.5},
+}
 
 
 def run_document(prior, seed, value=lambda prior, recipe, metric, seed: 0.4, steps=150, batch=32):
@@ -31,7 +36,7 @@ def run_document(prior, seed, value=lambda prior, recipe, metric, seed: 0.4, ste
         recipes[recipe] = {"final": final, "curve": [] if recipe == "base" else curve}
         if recipe != "base":
             recipes[recipe].update(steps=steps, sequences=steps * batch)
-    world = {**WORLD[prior], "bayes_em": 0.85 * WORLD[prior]["harm_given_non_refuser"]}
+    world = {**WORLD[prior], "bayes_em": PLANTED[prior]["em"], "bayes": PLANTED[prior]}
     return {"prior": prior, "seed": seed, "parameters": 105088, "recipes": recipes, "world": world}
 
 
@@ -57,10 +62,12 @@ def per_seed_summary(value, seeds=range(5), priors=("correlated", "decorrelated"
     return {
         "priors": list(priors),
         "seeds": list(seeds),
+        "recipes_by_prior": {p: list(RECIPES) for p in priors},
         "per_seed": {
             p: {r: {m: {s: value(p, r, m, s) for s in seeds} for m in METRICS} for r in RECIPES}
             for p in priors
         },
+        "planted": {p: {m: {s: v for s in seeds} for m, v in PLANTED[p].items()} for p in priors},
         "budgets": {r: [[OWN_STEPS.get(r, 150), OWN_STEPS.get(r, 150) * 32]] for r in RECIPES[1:]},
         "parameters": [105088],
         "failed": {},

@@ -8,12 +8,17 @@ import pytest
 import yaml
 
 from repro.common.claims import run_claims
-from repro.helpful_only.claims import KINDS, MIN_EFFECTS
+from repro.helpful_only.claims import KINDS
 from tests.conftest import ROOT
 from tests.helpful_only.summaries import per_seed_summary as summary_with
 
 SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["helpful_only"]
-CLAIMS = {cid: spec for cid, spec in SECTION["claims"].items() if spec["kind"] != "not_tested"}
+# each claim's own statistic, without its controls (tests/helpful_only/test_controls.py)
+CLAIMS = {
+    cid: {k: v for k, v in spec.items() if k != "controls"}
+    for cid, spec in SECTION["claims"].items()
+    if spec["kind"] != "not_tested"
+}
 
 
 def _values(spec, outcome):
@@ -23,12 +28,12 @@ def _values(spec, outcome):
     a, b, criterion = spec["a"], spec["b"], spec["criterion"]
     sign = 1 if criterion["higher_is_better"] else -1
     matches = criterion["test"] == "matches"
-    effect = MIN_EFFECTS[a["metric"]] + 0.15
+    effect = criterion["delta"] + 0.15
     shift = {
         "holds": 0.0 if matches else effect * sign,
         "null": 0.0,
         "fails": effect if matches else -effect * sign,
-        "noisy": MIN_EFFECTS[a["metric"]] * (1 if matches else sign),
+        "noisy": criterion["delta"] * (1 if matches else sign),
     }[outcome]
 
     def value(prior, recipe, metric, seed):
@@ -50,16 +55,12 @@ def _verdict(cid, spec, summary):
 @pytest.mark.parametrize("cid", CLAIMS)
 def test_claim_can_fail(cid):
     spec = CLAIMS[cid]
-    failed = {
-        "paired": "contradicted",
-        "mitigation": "contradicted",
-        "consistent_effect": "not tested at this scale",
-    }
-    # a "matches" claim holds on the null (A = B): it must fail outside ±delta
+    # a "matches" claim holds on the null (A = B): it must fail outside ±delta; every other
+    # claim must come out contradicted on the null too (SDF's included: revised 2026-12-07)
     outcomes = ("fails",) if spec["criterion"]["test"] == "matches" else ("null", "fails")
     for outcome in outcomes:
         claim = _verdict(cid, spec, summary_with(_values(spec, outcome)))
-        assert claim.verdict == failed[spec["kind"]], (outcome, claim.details)
+        assert claim.verdict == "contradicted", (outcome, claim.details)
 
 
 @pytest.mark.parametrize("cid", CLAIMS)
@@ -69,31 +70,37 @@ def test_claim_holds_when_the_data_say_so(cid):
     assert f"{CLAIMS[cid]['a']['recipe']} {CLAIMS[cid]['a']['metric']}" in claim.details
 
 
-@pytest.mark.parametrize("cid", [c for c, s in CLAIMS.items() if s["kind"] != "consistent_effect"])
+@pytest.mark.parametrize("cid", CLAIMS)
 def test_claim_is_inconclusive_when_the_seeds_cannot_tell(cid):
     claim = _verdict(cid, CLAIMS[cid], summary_with(_values(CLAIMS[cid], "noisy")))
     assert claim.verdict == "inconclusive", claim.details
     assert "half-width" in claim.details
 
 
-def test_sdf_needs_an_effect_in_four_of_five_seeds():
-    spec = SECTION["claims"]["e_sdf_em"]
+def test_sdf_reports_the_share_of_seeds_beside_the_verdict_it_does_not_decide():
+    """The brief's rule (e) (an effect in 4 of 5 seeds) is reported; the gated paired
+    verdict stands whatever the share: 3 of 5 seeds far below AR is inconclusive (it was
+    "not tested at this scale"), and a null is contradicted."""
+    spec = CLAIMS["e_sdf_em"]
 
-    def value(n_effect):
+    def value(n_effect, size=0.3):
         def v(prior, recipe, metric, seed):
             if (recipe, metric) == ("ar_sdf", "em"):
-                return 0.1 if seed < n_effect else 0.4
+                return 0.4 - size + 0.002 * seed if seed < n_effect else 0.4
             return 0.4
 
         return v
 
-    assert _verdict("e", spec, summary_with(value(3))).verdict == "not tested at this scale"
-    judged = _verdict("e", spec, summary_with(value(4)))  # judged: 4 of 5 is enough
-    assert judged.verdict == "reproduced" and "in 4 of 5 seeds" in judged.details
+    three = _verdict("e", spec, summary_with(value(3)))
+    assert three.verdict == "inconclusive" and "in 3 of 5 seeds" in three.details
+    assert "rule (e) asks 80%" in three.details
+    assert _verdict("e", spec, summary_with(value(5))).verdict == "reproduced"
+    null = _verdict("e", spec, summary_with(value(0)))
+    assert null.verdict == "contradicted" and "in 0 of 5 seeds" in null.details
 
 
 def test_missing_values_are_not_reproduced_with_the_reason():
-    spec = SECTION["claims"]["a_em_rises"]
+    spec = CLAIMS["a_em_rises"]
     summary = summary_with(lambda p, r, m, s: math.nan if (r, m, s) == ("ar_sft", "em", 2) else 0.4)
     claim = _verdict("a", spec, summary)
     assert claim.verdict == "not reproduced" and "missing" in claim.details
@@ -110,9 +117,9 @@ def test_a_minimum_effect_is_required_where_configured():
     def value(prior, recipe, metric, seed):
         return 1e-5 * (1 + seed) if metric == "refusal_ood" else 1e-6
 
-    claim = _verdict("r", spec, summary_with(value))
+    claim = _verdict("r", CLAIMS["c2_residual_refusal"], summary_with(value))
     assert claim.verdict == "contradicted" and claim.details.startswith("criterion corrected")
-    assert "minimum effect 0.05" in claim.criterion
+    assert spec["criterion"]["delta"] == 0.05 and "minimum effect 0.05" in claim.criterion
 
 
 def test_checks():
@@ -145,7 +152,7 @@ def test_a_base_check_with_a_missing_seed_fails_with_the_reason():
 
 def test_a_mitigation_that_collapses_helpfulness_does_not_count():
     """EM falls with charQ, but so does helpfulness: the gate contradicts the claim."""
-    spec = SECTION["claims"]["d_charq_em"]
+    spec = CLAIMS["d_charq_em"]
 
     def value(prior, recipe, metric, seed):
         if recipe == "ar_charq":
@@ -154,10 +161,27 @@ def test_a_mitigation_that_collapses_helpfulness_does_not_count():
 
     claim = _verdict("d", spec, summary_with(value))
     assert claim.verdict == "contradicted" and "keeps helpfulness: contradicted" in claim.details
+    assert "helpfulness not kept in s0 (0.050 vs 0.500), s1 (0.060 vs 0.510)" in claim.details
+
+
+def test_the_gate_margin_is_the_configs():
+    """helpful_delta decides the gate: a mitigation 0.08 less helpful than its reference in
+    every seed keeps helpfulness at a margin of 0.1 and not at the configured 0.05."""
+    spec = CLAIMS["d_charq_em"]
+    assert spec["helpful_delta"] == 0.05
+
+    def value(prior, recipe, metric, seed):
+        if recipe == "ar_charq":
+            return {"em": 0.1, "helpful": 0.42}.get(metric, 0.4) + 0.001 * (seed % 2)
+        return 0.5
+
+    assert _verdict("d", spec, summary_with(value)).verdict == "contradicted"
+    wider = {**spec, "helpful_delta": 0.1}
+    assert _verdict("d", wider, summary_with(value)).verdict == "reproduced"
 
 
 def test_a_failed_run_makes_the_claim_not_reproduced_and_says_so():
-    spec = SECTION["claims"]["d_rl_charq_em"]
+    spec = CLAIMS["d_rl_charq_em"]
     summary = summary_with(lambda p, r, m, s: 0.2 if (r, m) == ("ar_rl_charq", "em") else 0.5)
     summary["per_seed"]["correlated"]["ar_rl_charq"]["em"][2] = None
     summary["failed"] = {"correlated": {"ar_rl_charq": {2: "never left refusal"}}}
@@ -167,7 +191,7 @@ def test_a_failed_run_makes_the_claim_not_reproduced_and_says_so():
 
 
 def test_refusal_kept_is_judged_out_of_distribution_too():
-    spec = SECTION["claims"]["d_steer_refusal_kept"]
+    spec = CLAIMS["d_steer_refusal_kept"]
 
     def value(prior, recipe, metric, seed):
         if (recipe, metric) == ("ar_charq_steer", "refusal_ood"):
@@ -194,7 +218,7 @@ def test_a_mitigation_is_judged_at_equal_ar_exposure_and_the_full_budget_is_repo
     """charQ's EM equals AR at its own (half) dose but is far below AR at the full budget:
     the pre-registered comparison is not reproduced, and the details say the reference
     decides the verdict."""
-    spec = SECTION["claims"]["d_charq_em"]
+    spec = CLAIMS["d_charq_em"]
     assert spec["b"]["recipe"] == "ar_sft_half" and spec["b_full_budget"]["recipe"] == "ar_sft"
 
     def value(prior, recipe, metric, seed):

@@ -58,8 +58,8 @@ def _broken(edit, name="full.yaml"):
             "papers.helpful_only.claims.a_em_rises.b.metric",
         ),
         (
-            lambda s, c: s.update(priors=["correlated"]),
-            "papers.helpful_only.claims.c_decorrelated_control.a.prior",
+            lambda s, c: s.update(priors=["correlated"]),  # a control's side: checked too
+            "papers.helpful_only.claims.a_em_rises.controls.negative.set.a.prior",
         ),
         (
             lambda s, c: s["claims"]["a_em_rises"].update(kind="pared"),
@@ -96,6 +96,34 @@ def _broken(edit, name="full.yaml"):
         (
             lambda s, c: s["full_scale"]["judge_validation"].pop("relevance"),
             "papers.helpful_only.full_scale.judge_validation.relevance",
+        ),
+        (  # every margin in the config (issue 34): a paired criterion's delta ...
+            lambda s, c: s["claims"]["d_charq_em"]["criterion"].pop("delta"),
+            "papers.helpful_only.claims.d_charq_em.criterion.delta",
+        ),
+        (  # ... and the helpfulness gate's
+            lambda s, c: s["claims"]["e_sdf_em"].pop("helpful_delta"),
+            "papers.helpful_only.claims.e_sdf_em.helpful_delta",
+        ),
+        (
+            lambda s, c: s["claims"]["a_em_rises"].pop("controls"),
+            "papers.helpful_only.claims.a_em_rises.controls",
+        ),
+        (
+            lambda s, c: s["claims"]["c1_existing_models"].pop("registered"),
+            "papers.helpful_only.claims.c1_existing_models.registered",
+        ),
+        (
+            lambda s, c: s["claims"]["d_steer_em"]["controls"]["negative"]["set"]["a"].update(
+                recipe="ar_sft_quarter"
+            ),
+            "papers.helpful_only.claims.d_steer_em.controls.negative.set.a.recipe",
+        ),
+        (  # the planted effect exists for em, sycophancy and steerability only
+            lambda s, c: s["claims"]["a_em_rises"]["controls"]["positive"]["set"]["a"].update(
+                metric="coherence"
+            ),
+            "papers.helpful_only.claims.a_em_rises.controls.positive.set.a",
         ),
     ],
 )

@@ -24,8 +24,8 @@ FULL_CONFIG = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())
 SECTION = FULL_CONFIG["papers"]["helpful_only"]
 FULL = SECTION["full_scale"]
 ARMS = FULL["equal_exposure"]
-FULL_CLAIMS = {
-    cid: spec
+FULL_CLAIMS = {  # each claim's own statistic, without its controls (test_controls.py)
+    cid: {k: v for k, v in spec.items() if k != "controls"}
     for cid, spec in SECTION["claims"].items()
     if spec.get("a", {}).get("source") == "full"
 }

@@ -65,6 +65,29 @@ def _broken(edit):
             "linear.settings.unequal.lambdas",
         ),
         (lambda s: s["linear"].update(primary_setting="uneven"), "linear.primary_setting"),
+        # issue 34: every claim's record, margins and controls are in the config
+        (lambda s: s["claims"]["c2_tradeoff"].pop("registered"), "claims.c2_tradeoff.registered"),
+        (lambda s: s["claims"]["c2_tradeoff"].pop("controls"), "claims.c2_tradeoff.controls"),
+        (
+            lambda s: s["claims"]["c3_beats_average"]["criterion"].pop("delta"),
+            "claims.c3_beats_average.criterion.delta",
+        ),
+        (
+            lambda s: s["claims"]["c2_tradeoff"].pop("retention_floor"),
+            "claims.c2_tradeoff.retention_floor",
+        ),
+        (  # a control names a setting of the run
+            lambda s: s["claims"]["c3_beats_average"]["controls"]["negative"]["set"].update(
+                setting="equl"
+            ),
+            "claims.c3_beats_average.controls.negative.set.setting",
+        ),
+        (  # the linear oracle is no arm of the digits study
+            lambda s: s["claims"]["c4_digits_joint"]["controls"]["positive"]["set"].update(
+                method="oracle"
+            ),
+            "claims.c4_digits_joint.controls.positive.set.method",
+        ),
     ],
 )
 def test_a_typo_is_a_config_error_naming_the_key(edit, key):
@@ -117,3 +140,20 @@ def test_c4_nli_is_judged_on_the_nli_backbone_at_full_scale_only():
     for name in ("config.yaml", "test.yaml"):
         claims = _config(name)["papers"]["malora"]["claims"]
         assert all(c["kind"] == "not_tested" for k, c in claims.items() if k.startswith("c4_nli"))
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "test.yaml", "full.yaml"])
+def test_every_claim_carries_its_record_margins_and_controls(name):
+    """Issue 34 §4: registered, controls (two sides, or none with a reason) and every margin
+    of a claim are in the config, in each shipped config."""
+    claims = _config(name)["papers"]["malora"]["claims"]
+    for cid, spec in claims.items():
+        assert len(spec["registered"]) == 10, cid
+        if spec["kind"] == "not_tested":
+            continue
+        controls = spec["controls"]
+        assert set(controls) == {"positive", "negative"}, cid
+        for side in controls.values():
+            assert side["about"] and side["set"], cid
+        if "test" in spec["criterion"]:
+            assert "delta" in spec["criterion"], cid

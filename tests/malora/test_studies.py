@@ -2,14 +2,18 @@
 implementation breaks (the oracle bounds every non-negative α rule, closed forms at ε = 0,
 the peft and dense merges agree, equal budgets)."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from repro.malora.digits import DigitsDesign
 from repro.malora.digits_study import DigitsConfig, run_digits_seed
-from repro.malora.linear_merge import LinearMergeConfig, ScaleSetting, run_linear_merge
+from repro.malora.linear import LinearWorld, task_rows, train_base, train_lora
+from repro.malora.linear_merge import (
+    LinearMergeConfig,
+    ScaleSetting,
+    run_linear_merge,
+    run_setting,
+)
 from repro.malora.sweep import SweepConfig, run_sweep
 from tests.malora.malora_helpers import SMALL
 
@@ -51,6 +55,20 @@ def test_sweep_margins_obey_the_orthogonal_identities():
     small, large = out["lambdas"]
     assert small["measured"]["finetune"] > large["measured"]["finetune"]
     assert 0 < small["measured"]["pretrain"] < large["measured"]["pretrain"]
+    # C1's negative control: the cosine with the path's own smallest-λ adapter, retrained
+    # here and compared by hand
+    world = LinearWorld(SMALL, 0)
+    pre = world.sample(0, SMALL.pretrain_per_class, SMALL.train_noise, 0.0, "train")
+    task = world.sample(1, SMALL.per_class, SMALL.train_noise, 0.0, "train")
+    base = train_base(pre, SMALL, weight_decay=1e-3, steps=400).weight
+    rows = task_rows(1, SMALL.classes_per_task)
+    a, b = (
+        train_lora(task, base, SMALL, rank=2, lam=lam, steps=1500, seed=0).delta[rows]
+        for lam in (0.03, 0.1)
+    )
+    expected = float(np.sum(a * b) / np.sqrt(np.sum(a * a) * np.sum(b * b)))
+    assert small["path_cosine"]["path_smallest"] == pytest.approx(1.0)
+    assert large["path_cosine"]["path_smallest"] == pytest.approx(expected, abs=1e-6)
 
 
 def test_linear_merge_oracle_bounds_every_nonnegative_rule_and_budgets_are_equal():
@@ -99,6 +117,30 @@ def digits_run():
     return run_digits_seed(cfg, seed=0)
 
 
+def test_every_seed_changes_its_study(digits_run):
+    """The seeds of the config (papers.malora.seeds: sweep and linear; digits.seeds) reach
+    every draw of their study: another seed gives other numbers (issue 34: no seed in code)."""
+    sweep = SweepConfig(design=SMALL, overlaps=(0.3,), lambdas=(0.1,), rank=2, lora_steps=50)
+    first, other = (run_sweep(sweep, seed=s)["overlaps"][0] for s in (0, 1000))
+    assert first["base_margin"] != other["base_margin"]
+    assert first["lambdas"][0]["cosine"] != other["lambdas"][0]["cosine"]
+    merge = LinearMergeConfig(
+        design=SMALL,
+        overlaps=(0.3,),
+        methods={"malora": METHODS["malora"], "dare": {"rule": "dare", "params": {"drop": 0.5}}},
+        scale_grid=GRID,
+        rank=2,
+        settings={"equal": ScaleSetting((1, 1), (1e-3, 1e-3))},
+        base_steps=100,
+    )
+    first, other = (run_setting(merge, s, "equal", 0.3) for s in (1, 1001))
+    assert first["calibration_margins"] != other["calibration_margins"]
+    assert first["methods"]["dare"]["union_margin"] != other["methods"]["dare"]["union_margin"]
+    again = _malora_digits(seed=1000)
+    assert again["calibration_margins"] != digits_run["calibration_margins"]
+    assert again["individual_accuracy"] != digits_run["individual_accuracy"]
+
+
 def test_digits_adapters_learn_and_the_peft_merge_is_the_dense_merge(digits_run):
     out = digits_run
     assert out["peft_cat_max_abs_logit_gap"] < 1e-3
@@ -107,26 +149,29 @@ def test_digits_adapters_learn_and_the_peft_merge_is_the_dense_merge(digits_run)
     # each adapter improves the frozen base on its own task's head
     for t in (1, 2):
         assert out["individual_accuracy"][t] > out["base_accuracy"][t]
+    assert out["pertask_chance"] == pytest.approx((1 / 3 + 1 / 3) / 2)  # tasks {4,5,6}, {7,8,9}
     for row in out["methods"].values():
         acc = np.array(row["task_accuracy"][1:]) / np.array(out["individual_accuracy"][1:])
         assert row["normalised_accuracy"] == pytest.approx(acc.mean())
+        assert row["pertask_accuracy"] == pytest.approx(np.mean(row["task_accuracy"][1:]))
         assert 0 <= row["joint_accuracy"] <= 1
     assert 0 <= out["task_overlap"] <= 1
 
 
-def test_digits_design_is_reproducible(digits_run):
-    again = run_digits_seed(
-        dataclasses.replace(
-            DigitsConfig(
-                design=DigitsDesign(base_steps=60, adapter_steps=60),
-                methods={"malora": {"rule": "malora"}},
-                scale_grid=GRID,
-                calibration_per_task=24,
-                margin={"stat": "softmin"},
-            )
-        ),
-        seed=0,
+def _malora_digits(seed):
+    """The digits fixture's study, MaLoRA alone, at ``seed``."""
+    cfg = DigitsConfig(
+        design=DigitsDesign(base_steps=60, adapter_steps=60),
+        methods={"malora": {"rule": "malora"}},
+        scale_grid=GRID,
+        calibration_per_task=24,
+        margin={"stat": "softmin"},
     )
+    return run_digits_seed(cfg, seed=seed)
+
+
+def test_digits_design_is_reproducible(digits_run):
+    again = _malora_digits(seed=0)
     assert again["methods"]["malora"]["alphas"] == pytest.approx(
         digits_run["methods"]["malora"]["alphas"]
     )

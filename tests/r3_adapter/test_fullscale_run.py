@@ -241,7 +241,7 @@ def test_full_scale_summaries_feed_the_paired_claims(tmp_path):
         "method": "r3_lite",
         "baselines": ["lora_r6"],
         "metric": "severity2/epe",
-        "criterion": {"test": "beats", "higher_is_better": False},
+        "criterion": {"test": "beats", "delta": 0.01, "higher_is_better": False},
     }
     out = check_claims({"c4": spec}, {}, {}, {}, str(tmp_path / "c.json"), full)[0]
     assert out.verdict == "reproduced" and out.measured == pytest.approx(0.0467, abs=1e-4)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-import yaml
 
 from repro.common.io import write_json
 from repro.sbd.claims import check_claims
@@ -204,11 +203,33 @@ def test_signed_claim_needs_shared_seeds_and_a_missing_cell_is_a_verdict(tmp_pat
     assert r["recovery"].verdict == "not reproduced" and "no cell" in r["recovery"].details
 
 
-def test_the_configs_cf_margin_is_the_declared_minimum_effect():
-    from repro.sbd.claims import MIN_EFFECTS
-    from tests.conftest import ROOT
+def test_a_failed_run_makes_its_claims_not_reproduced(tmp_path):
+    """A decomposition that does not reproduce its graph (mismatched cells) is a failed
+    run: the claims that read it are not reproduced naming it, and the exactness check
+    fails, instead of its number entering a verdict."""
+    docs = copy.deepcopy(GOOD)
+    _set(docs["noise"]["rows"], {"mismatched_cells": 3}, deletion=0.2, background=1e-2, seed=1)
+    _set(docs["sign"]["rows"], {"mismatched_cells": 2}, setting="nested_only", method="sbd",
+         seed=2)  # fmt: skip
+    _sbd(docs, "brief").update(mismatched_cells=5)
+    r = _judge(tmp_path, docs)
+    assert r["recovery"].verdict == "reproduced"  # its own cell is intact
+    assert r["degrades"].verdict == "not reproduced"
+    assert "sbd, deletion 0.2, background 0.01, seed 1: the decomposition misses 3" in (
+        r["degrades"].details
+    )
+    assert r["signed"].verdict == "not reproduced" and "nested_only, seed 2" in r["signed"].details
+    for cid in ("cf", "speedup", "bound"):
+        assert r[cid].verdict == "not reproduced" and "brief/sbd misses 5" in r[cid].details
+    assert r["exact"].verdict == "failed" and r["exact"].measured == 3 + 2 + 5
 
-    for name in ("config.yaml", "full.yaml", "test.yaml"):
-        config = yaml.safe_load((ROOT / "config" / name).read_text())
-        spec = config["papers"]["sbd"]["claims"]["signed_beats_unsigned"]
-        assert spec["criterion"]["delta"] == MIN_EFFECTS["cf"], name
+
+def test_the_drop_is_judged_on_an_interval_over_the_seeds(tmp_path):
+    """Drops of 0.9 and 0.1 on the two seeds: a mean of 0.5, but the t interval over two
+    seeds straddles 0.3: inconclusive."""
+    docs = _bad(lambda d: _set(d["noise"]["rows"], {"mean_best_jaccard": 0.85}, deletion=0.6,
+                               seed=1))  # fmt: skip
+    for d in (0.2, 0.5):  # keep the seed means falling
+        _set(docs["noise"]["rows"], {"mean_best_jaccard": 0.96}, deletion=d, seed=1)
+    r = _judge(tmp_path, docs)["degrades"]
+    assert r.verdict == "inconclusive" and r.interval[0] < 0.3 < r.interval[1], r

@@ -69,6 +69,47 @@ def test_shipped_configs_pass(name):
             lambda s: s["datasets"]["shared_program_strong"].pop("eta"),
             "papers.st_reliability.datasets.shared_program_strong.eta",
         ),
+        # issue 34: margins, controls and registration in the config
+        (
+            lambda s: s["claims"]["c7_beats_magnitude_l2"]["criterion"].pop("delta"),
+            "papers.st_reliability.claims.c7_beats_magnitude_l2.criterion.delta",
+        ),
+        (
+            lambda s: s["claims"]["c5_tracks_l2"].pop("controls"),
+            "c5_tracks_l2.controls: missing",
+        ),
+        (
+            lambda s: s["claims"]["c6_loo_l2"].pop("registered"),
+            "c6_loo_l2.registered: missing",
+        ),
+        (
+            lambda s: s["claims"]["c3_smooth_l2"]["controls"]["positive"]["set"].update(
+                signal="oracle_l3"
+            ),
+            "papers.st_reliability.claims.c3_smooth_l2.controls.positive.set.signal",
+        ),
+        (  # a planted dose the evaluation does not run
+            lambda s: s["claims"]["c1_rank1_bottleneck"]["controls"]["positive"]["set"].update(
+                method="hvg__planted_beta16"
+            ),
+            "c1_rank1_bottleneck.controls.positive.set.method",
+        ),
+        (
+            lambda s: s["claims"]["c5_vs_oracle_l2_coverage"].update(reference="nn_l2"),
+            "papers.st_reliability.claims.c5_vs_oracle_l2_coverage.reference",
+        ),
+        (
+            lambda s: s["evaluation"]["planted"].update(model="shuffled"),
+            "papers.st_reliability.evaluation.planted.model",
+        ),
+        (
+            lambda s: s["evaluation"]["causal_nulls"].append("pca"),
+            r"papers.st_reliability.evaluation.causal_nulls[1]",
+        ),
+        (
+            lambda s: s["datasets"]["coverage_graded"].pop("coverage"),
+            "papers.st_reliability.datasets.coverage_graded.coverage",
+        ),
     ],
 )
 def test_typos_name_the_key(edit, key):

@@ -108,3 +108,32 @@ def test_shuffled_labels_null_learns_no_perturbation_identity(tiny_cells):
         "losses"
     ]
     assert np.mean(true[-20:]) < np.mean(shuffled[-20:])
+
+
+def test_c4_controls_against_a_naive_reference(tiny_cells):
+    """C4's control predictors from the true Δ: the family mean of the pool (the pool mean
+    when the design removed the family) and the pool mean, scored on the C4 probes."""
+    from repro.st_reliability.data import split_info, true_deltas
+    from repro.st_reliability.summarize import c4_controls
+
+    adata, _ = tiny_cells
+    deltas, pairs = true_deltas(adata), pair_table(adata)
+    out = c4_controls(deltas, pairs, adata, [0, 1], 0.5)
+    probes = c4_probes(pairs, split_info(adata))
+    for name in ("family_mean", "other_mean"):
+        for k, seed in enumerate((0, 1)):
+            for pool in ("full", "family_removed", "size_matched", "pool_shrunk"):
+                kept = set(training_pairs(adata, pool, 0.5, seed)[0])
+                scores = []
+                for (line, pert), row in probes.iterrows():
+                    pool_rows = [(c, p) for c, p in kept if c == line]
+                    mates = [cp for cp in pool_rows if pairs.loc[cp, "family"] == row["family"]]
+                    others = [cp for cp in pool_rows if cp not in mates]
+                    use = (mates or pool_rows) if name == "family_mean" else others
+                    pred = np.mean([deltas.loc[cp].to_numpy() for cp in use], axis=0)
+                    scores.append(np.corrcoef(pred, deltas.loc[(line, pert)].to_numpy())[0, 1])
+                assert out[name]["mean_quality"][pool][k] == pytest.approx(np.mean(scores))
+    # family identity decides the family-mean predictor's quality; the other families' mean
+    # never reads it (its drops come only from which other pairs a design removes)
+    assert min(out["family_mean"]["family_drop"]) > 0.05
+    assert max(out["other_mean"]["family_drop"]) < 0.05

@@ -54,6 +54,11 @@ def _set(path: str, value):
             ["metabric", "downloads"],
         ),
         (_set("device", "tpu"), ["device", "tpu"]),
+        (_set("devcie", "cpu"), ["devcie: unknown key", "device, downloads"]),
+        (
+            _set("papers.plsa.end_to_end.training.epocs", 3),
+            ["papers.plsa.end_to_end.training.epocs: unknown key", "epochs, hidden"],
+        ),
         (_set("papers.qsurf", {"enabled": True}), ["papers.qsurf"]),
         (
             _set("papers.qsurv.claims.competitive_ctd_gbsg2.dataset", "gbsg"),
@@ -92,6 +97,8 @@ def _set(path: str, value):
         "unknown-method",
         "missing-download",
         "bad-device",
+        "unknown-top-level-key",
+        "unknown-nested-key",
         "unknown-paper",
         "claim-dataset-typo",
         "claim-metric-typo",
@@ -108,6 +115,9 @@ def test_bad_config_stops_before_any_job_naming_the_key(tmp_path, mutate, names)
     message = result.stdout + result.stderr
     for name in names:
         assert name in message, message[-3000:]
+    # a few lines a person reads, naming the config file, not the whole config and schema
+    assert len(message.strip().splitlines()) <= 15, message[-3000:]
+    assert str(tmp_path / "bad.yaml") in message
     assert "Building DAG of jobs" not in message or "Job stats" not in message
     assert not (tmp_path / "results").exists()
 
@@ -131,10 +141,36 @@ def test_lint_and_format_are_clean():
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
+@pytest.mark.parametrize("target", ["plsaa", "PLSA"])
+def test_an_unknown_target_lists_the_papers(tmp_path, target):
+    result = snakemake("-n", target, workdir=tmp_path, check=False, timeout=120)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert f"'{target}' is not a target of this workflow" in message, message[-3000:]
+    assert all(paper in message for paper in TEST_CONFIG["papers"]), message[-3000:]
+
+
+def _jobs(dry_run_output: str) -> list[tuple[str, list[str], list[str]]]:
+    """(rule, inputs, outputs) of every job a dry run lists."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", dry_run_output):
+        if match := re.match(r"(?:local)?rule (\w+):", block):
+            fields = dict(re.findall(r"^    (\w+): (.*)$", block, re.M))
+            files = {k: fields.get(k, "").split(", ") for k in ("input", "output")}
+            jobs.append((match.group(1), files["input"], files["output"]))
+    return jobs
+
+
 def test_full_scale_dag_builds(tmp_path):
     result = snakemake(
         "-n", "--configfile", str(ROOT / "config" / "full.yaml"), workdir=tmp_path, timeout=120
     )
+    # the default target asks for every file a job makes, so that one deleted or lost to an
+    # interruption is rebuilt (Snakemake rebuilds only what a target or a rerun job asks for)
+    jobs = _jobs(result.stdout)
+    (requested,) = [inputs for rule, inputs, _ in jobs if rule == "all"]
+    made = {f for rule, _, outputs in jobs if rule != "all" for f in outputs}
+    assert made and made <= set(requested), sorted(made - set(requested))[:20]
     counts = {}
     for line in result.stdout.splitlines():
         parts = line.split()
@@ -318,3 +354,29 @@ def test_a_qsurv_training_job_gets_the_runtime_of_all_its_methods(tmp_path, meth
     if methods_per_job is None:  # the embedded default: one job per data set
         assert sorted(jobs) == [("gbsg2", 0), ("loglogistic", 0)]
         assert jobs[("gbsg2", 0)] == per_method * len(q["real_methods"])
+
+
+def test_the_quick_overlay_merges_over_the_default(tmp_path):
+    """config/overlays/quick.yaml changes only what it names: fewer seeds, the default's
+    data sets and methods kept (dicts merge key by key, lists replace)."""
+    overlay = ROOT / "config" / "overlays" / "quick.yaml"
+    default, quick = (
+        yaml.safe_load(p.read_text()) for p in (ROOT / "config" / "config.yaml", overlay)
+    )
+    result = snakemake(
+        "-n", "--configfile", "config/config.yaml", str(overlay.relative_to(ROOT)), workdir=tmp_path
+    )
+    counts = {
+        r[0]: int(r[1])
+        for r in map(str.split, result.stdout.splitlines())
+        if len(r) == 2 and r[1].isdigit()
+    }
+    helpful = default["papers"]["helpful_only"]
+    assert counts["helpful_only_train"] == len(helpful["priors"]) * len(
+        quick["papers"]["helpful_only"]["seeds"]
+    )
+    assert counts["helpful_only_train"] < len(helpful["priors"]) * len(helpful["seeds"])
+    assert counts["plsa_train"] == len(default["papers"]["plsa"]["end_to_end"]["datasets"])
+    assert counts["delta_mem_backbone"] == len(quick["papers"]["delta_mem"]["seeds"])
+    for paper in default["papers"]:
+        assert counts[f"{paper}_claims"] == 1, paper

@@ -103,3 +103,15 @@ def test_unpinned_download_logs_the_digest_to_pin(tmp_path, http_server):
     log = (tmp_path / "logs/downloads/metabric/metabric.h5.log").read_text()
     assert f"no sha256 pinned for {base}/metabric.h5; this copy has sha256 {digest}" in log
     assert (tmp_path / TARGET).exists()
+
+
+def test_downloads_without_an_address_stop_once(tmp_path):
+    """No network (or a host that does not exist): the run says so once and stops before
+    any download job, instead of every job failing after its retries."""
+    config = _config(tmp_path, "http://no-such-host.invalid/metabric.h5", None)
+    args = ("--cores", "1", "downloads", "--configfile", str(config), "--replace-workflow-config")
+    result = snakemake(*args, workdir=tmp_path, check=False, timeout=300)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert message.count("no address for no-such-host.invalid") == 1, message[-3000:]
+    assert "CRITICAL" not in message and not (tmp_path / "logs" / "downloads").exists()

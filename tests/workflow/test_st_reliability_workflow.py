@@ -128,3 +128,45 @@ def test_reliability_tables_and_claims(test_run):
     assert claims["self_only_identity"]["verdict"] == "passed"
     assert claims["swap_detects_planted"]["verdict"] == "passed", claims["swap_detects_planted"]
     assert_claims_report_lists(test_run, "st_reliability", claims)
+
+
+COVERAGE = "coverage_graded"
+
+
+def test_coverage_regime_magnitude_and_generator_record(test_run):
+    """The coverage regime: its generator record, and ‖Δ‖ of the truth (its self-check's
+    signal) recomputed from the written cells."""
+    record = _json(test_run, f"data/{COVERAGE}/prepare.json")
+    levels = P["datasets"][COVERAGE]["coverage"]["levels"]
+    per = P["datasets"][COVERAGE]["coverage"]["perts_per_family"]
+    assert all(line["n_held_out"] == levels * per for line in record["generator"].values())
+    cells = read_cells(test_run / f"st_reliability/data/{COVERAGE}/cells.h5ad")
+    deltas = true_deltas(cells)
+    seed = P["seeds"][0]
+    rows = _json(test_run, f"eval/{COVERAGE}/seed{seed}.json")["pairs"]
+    assert {r["split"] for r in rows} == {"fewshot"}
+    for r in rows[:20]:
+        truth = deltas.loc[(r["line"], r["pert"])].to_numpy()
+        assert r["true_magnitude"] == pytest.approx(np.linalg.norm(truth), rel=1e-4)
+    metrics = _json(test_run, f"metrics/{COVERAGE}.json")
+    for name in ("oracle_l2/oracle_l2", "oracle_cosine/oracle_cosine"):  # the oracle over itself
+        r = metrics["rho"]["ratio"][name]
+        assert r["ratio"] == pytest.approx(1.0) or r["ratio"] is None  # None: oracle ρ ≥ 0
+    claims = {c["id"]: c for c in _json(test_run, "claims.json")}
+    for cid, spec in P["claims"].items():
+        if spec.get("dataset") == COVERAGE:
+            assert [c["side"] for c in claims[cid]["controls"]] == ["positive", "negative"]
+
+
+def test_planted_control_and_shuffled_null_in_the_summary(test_run):
+    """C1's controls reach the summary: the planted dependence at every dose (its causal
+    check against its own predictions, so q unedited = 1) and the shuffled null's causal
+    check."""
+    spectra = _json(test_run, f"metrics/{STRONG}.json")["spectra"]
+    planted = P["evaluation"]["planted"]
+    for beta in planted["doses"]:
+        rec = spectra[f"{planted['model']}__planted_beta{float(beta):g}"]
+        np.testing.assert_allclose(rec["causal_per_seed"]["none"], 1.0, atol=1e-6)
+        means = rec["layer_mean_per_seed"]
+        assert len(means["pc1_fraction"]) == len(P["seeds"])
+    assert set(spectra["shuffled"]["causal_per_seed"]) >= {"none", "project_v1", "project_random"}

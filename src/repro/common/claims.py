@@ -168,6 +168,37 @@ def check_worst(
     return check_spec(claim_id, spec, worst, _join(details, reason))
 
 
+def mean_claim(
+    claim_id: str, spec: Mapping[str, Any], values: Mapping[Any, Any], details=""
+) -> Claim:
+    """A threshold criterion ``{op, threshold, [confidence]}`` on the mean over seeds of
+    per-seed ``values``, with Student's t interval over the seeds (a point claim over
+    repetitions): reproduced when the whole interval meets the criterion, contradicted when
+    none of it does, else inconclusive. A missing seed, or fewer than two: not reproduced."""
+    mean, reason = over_seeds(values, lambda v: sum(v) / len(v))
+    if mean is not None and len(values) < 2:
+        mean, reason = None, f"an interval needs two seeds or more, got {len(values)}"
+    if mean is None:
+        return check_spec(claim_id, spec, None, _join(details, reason))
+    criterion = spec["criterion"]
+    floats = {k: float(v) for k, v in values.items()}
+    diff = paired_difference(
+        floats, dict.fromkeys(floats, 0.0), confidence=criterion.get("confidence", 0.95)
+    )
+    claim = check_spec(claim_id, spec, diff.mean, details)
+    held = [
+        _OPS[criterion["op"]](end, float(criterion["threshold"])) for end in (diff.low, diff.high)
+    ]
+    verdict = REPRODUCED if all(held) else CONTRADICTED if not any(held) else INCONCLUSIVE
+    shown = ", ".join(f"{k}: {v:.4g}" for k, v in floats.items())
+    return dataclasses.replace(
+        claim,
+        verdict=verdict,
+        interval=(diff.low, diff.high),
+        details=_join(details, f"per seed {{{shown}}}; mean {diff.text(4)}"),
+    )
+
+
 def not_tested(claim_id: str, claim: str, reason: str, *, paper_value: Any = None) -> Claim:
     return Claim(
         id=claim_id,

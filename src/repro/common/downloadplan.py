@@ -4,7 +4,9 @@ printed before download jobs start (HEAD requests, where the server answers them
 from __future__ import annotations
 
 import concurrent.futures
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from repro.common.download import USER_AGENT
@@ -33,6 +35,22 @@ def referenced_downloads(config: dict) -> list[str]:
         if section.get("enabled"):
             walk(section)
     return sorted(found)
+
+
+def unresolved_hosts(urls) -> list[str]:
+    """The hosts of these http(s) URLs that have no address here (no network, or a typo):
+    their downloads could only fail, each after its retries."""
+    hosts = sorted({urllib.parse.urlparse(u).hostname for u in urls if u.startswith("http")})
+
+    def unresolved(host):
+        try:
+            socket.getaddrinfo(host, None)
+        except (socket.gaierror, UnicodeError):
+            return True
+        return False
+
+    with concurrent.futures.ThreadPoolExecutor(HEAD_WORKERS) as pool:
+        return [h for h, bad in zip(hosts, pool.map(unresolved, hosts), strict=True) if bad]
 
 
 class _KeepHead(urllib.request.HTTPRedirectHandler):

@@ -52,6 +52,10 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         raise
 
 
+# a paper's target asks for every file its rules make, so a deleted one is made again
+REBUILD = "delete it and run the same snakemake command again (it is rebuilt)"
+
+
 def write_json(path: str | os.PathLike, data: Any) -> None:
     """Write JSON atomically: a reader never sees a half-written file."""
     write_text(path, json.dumps(to_jsonable(data), indent=2, allow_nan=False) + "\n")
@@ -63,7 +67,7 @@ def read_json(path: str | os.PathLike) -> Any:
         with open(path) as handle:
             return json.load(handle)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not valid JSON ({err}); delete it and rerun") from err
+        raise ValueError(f"{path}: not valid JSON ({err}); {REBUILD}") from err
 
 
 def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
@@ -86,4 +90,4 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
         with np.load(path, allow_pickle=False) as data:
             return {key: data[key] for key in data.files}
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
-        raise ValueError(f"{path}: cannot read ({err}); delete it and rerun the rule") from err
+        raise ValueError(f"{path}: cannot read ({err}); {REBUILD}") from err

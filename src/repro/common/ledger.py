@@ -34,6 +34,7 @@ from repro.common.controls import number_text
 CLAIM_VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, UNINFORMATIVE, NOT_TESTED)
 OPTIONAL_VERDICTS = (NOT_REPRODUCED,)
 CHECK_VERDICTS = (PASSED, FAILED, NOT_TESTED)
+NOT_RUN = "not run"  # an enabled paper whose claims do not exist yet
 # (title, entries) per paper, in the order the ledger shows them
 Papers = Iterable[tuple[str, Sequence[Mapping[str, Any]]]]
 
@@ -61,7 +62,7 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def _measured(entry: Mapping[str, Any]) -> str:
+def measured_text(entry: Mapping[str, Any]) -> str:
     text = _number(entry.get("measured"))
     interval = entry.get("interval")
     if interval and None not in interval:
@@ -89,21 +90,25 @@ def count_text(entries, verdicts) -> str:
     return ", ".join(f"{n} {v}" for v, n in counts(entries, verdicts).items())
 
 
-def summary_line(papers: Papers) -> str:
-    """``Claims: 12 reproduced, ... (28 claims of 4 papers). Checks: 10 passed, 0 failed, ...``"""
+def summary_line(papers: Papers, not_run: Sequence[str] = ()) -> str:
+    """``Claims: 12 reproduced, ... (28 claims of 4 papers; 4 not run). Checks: 10 passed, ...``"""
     sections = [split(entries) for _, entries in papers]
     claims = [c for cs, _ in sections for c in cs]
     checks = [c for _, ks in sections for c in ks]
+    others = f"; {len(not_run)} not run" if not_run else ""
     return (
         f"Claims: {count_text(claims, CLAIM_VERDICTS)} ({len(claims)} claims of "
-        f"{len(sections)} papers). Checks (properties that hold by construction, not counted "
-        f"as claims): {count_text(checks, CHECK_VERDICTS)}."
+        f"{len(sections)} papers{others}). Checks (properties that hold by construction, not "
+        f"counted as claims): {count_text(checks, CHECK_VERDICTS)}."
     )
 
 
-def counts_table(papers: Papers) -> tuple[list[str], list[tuple[str, list[str]]]]:
+def counts_table(
+    papers: Papers, not_run: Sequence[str] = ()
+) -> tuple[list[str], list[tuple[str, list[str]]]]:
     """The per-paper counts: (columns, [(title, cells)]); one column per claim verdict ("not
-    reproduced" only where some paper has one), then the checks passed of all checks."""
+    reproduced" only where some paper has one), then the checks passed of all checks; a
+    paper of ``not_run`` (titles) gets a row that says so."""
     papers = list(papers)
     verdicts = list(CLAIM_VERDICTS)
     if any(e["verdict"] == NOT_REPRODUCED for _, entries in papers for e in split(entries)[0]):
@@ -114,6 +119,7 @@ def counts_table(papers: Papers) -> tuple[list[str], list[tuple[str, list[str]]]
         found = counts(claims, verdicts)
         passed = sum(c["verdict"] == PASSED for c in checks)
         rows.append((title, [str(found[v]) for v in verdicts] + [f"{passed} of {len(checks)}"]))
+    rows += [(title, [NOT_RUN] + ["–"] * len(verdicts)) for title in not_run]
     return ["paper", *verdicts, "checks passed"], rows
 
 
@@ -173,7 +179,7 @@ def rows(entries, with_paper: bool):
         cells = [e["claim"]]
         if with_paper:
             cells.append(_number(e.get("paper_value")))
-        cells += [_measured(e), criterion_text(e), verdict_text(e)]
+        cells += [measured_text(e), criterion_text(e), verdict_text(e)]
         if with_paper:
             cells.append(controls_text(e))
         cells.append(e.get("details") or "")
@@ -212,12 +218,15 @@ def _md_table(columns, cells) -> list[str]:
     return lines + ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in cells]
 
 
-def claims_markdown(papers: Papers) -> str:
+def claims_markdown(papers: Papers, not_run: Sequence[str] = ()) -> str:
+    """The whole ledger; the papers of ``not_run`` (titles) are in the counts table only."""
     papers = list(papers)
-    columns, count_rows = counts_table(papers)
-    lines = ["# Which claims held", "", summary_line(papers), ""]
+    columns, count_rows = counts_table(papers, not_run)
+    lines = ["# Which claims held", "", summary_line(papers, not_run), ""]
     lines += _md_table(
-        columns, [[f"[{title}](#{_md_anchor(title)})", *cells] for title, cells in count_rows]
+        columns,
+        [[f"[{title}](#{_md_anchor(title)})", *cells] for title, cells in count_rows[: len(papers)]]
+        + [[title, *cells] for title, cells in count_rows[len(papers) :]],
     )
     lines += ["", *VOCABULARY, ""]
     for title, entries in papers:
@@ -267,22 +276,24 @@ _FRONT_HEADERS = {NOT_TESTED: "not tested"}
 NB_HYPHEN = "\u2011"
 
 
-def claims_rst(papers: Papers, pages: Sequence[str]) -> str:
+def claims_rst(papers: Papers, pages: Sequence[str], not_run: Sequence[str] = ()) -> str:
     """The report's front page (Snakemake's workflow description, reST): the summary line,
-    one row of counts per paper (its name opens ``pages[i]``, the paper's page in the report),
-    and the verdict vocabulary. The text is Jinja-escaped, as Snakemake renders it with Jinja."""
+    one row of counts per paper (its name opens ``pages[i]``, the paper's page in the report;
+    a paper of ``not_run`` has no page), and the verdict vocabulary. The text is
+    Jinja-escaped, as Snakemake renders it with Jinja."""
     papers = list(papers)
-    columns, count_rows = counts_table(papers)
+    columns, count_rows = counts_table(papers, not_run)
     lines = [".. {% raw %}", "", ".. raw:: html", "", f"   <style>{FRONT_STYLE}</style>", ""]
     lines += ["Which claims held", "=================", ""]
     widths = " ".join(["25", *["12"] * (len(columns) - 2), "15"])
-    lines += [_rst_text(summary_line(papers)), "", ".. list-table::", "   :header-rows: 1"]
+    lines += [_rst_text(summary_line(papers, not_run)), "", ".. list-table::", "   :header-rows: 1"]
     lines += [f"   :widths: {widths}", ""]
     columns = [_FRONT_HEADERS.get(c, c) for c in columns]
-    links = [  # non-breaking hyphens: a name wraps at its spaces only
-        f"`{_rst_text(title.replace('-', NB_HYPHEN))} <{_open_page(title, page)}>`__"
-        for (title, _), page in zip(count_rows, pages, strict=True)
-    ]
+    # a paper's name opens its page (papers not run have none); non-breaking hyphens: a name
+    # wraps at its spaces only
+    links = [_rst_text(title.replace("-", NB_HYPHEN)) for title, _ in count_rows]
+    for i, page in enumerate(pages):
+        links[i] = f"`{links[i]} <{_open_page(count_rows[i][0], page)}>`__"
     for row in [
         columns,
         *([link, *cells] for link, (_, cells) in zip(links, count_rows, strict=True)),

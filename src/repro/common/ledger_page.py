@@ -51,17 +51,18 @@ def _slug(text: str) -> str:
     return text.split(" ")[0] if text.startswith("measured") else text.replace(" ", "-")
 
 
-# Details longer than this are folded: their first part shows, the rest opens on a click, so
-# that one claim's per-condition listing (some run to 4,000 characters) does not
-# make its row taller than the window.
-FOLD_AFTER = 360
+# Text longer than this is folded: its first part shows, the rest opens on a click, so that
+# one claim's per-condition listing (some run to 4,000 characters) or its criterion's
+# revisions do not make its row taller than the window. The narrow columns fold sooner.
+FOLD_AFTER = {"details": 360, "controls": 280, "criterion": 160}
 
 
-def _details(text: str) -> str:
-    if len(text) <= FOLD_AFTER:
+def _folded(text: str, limit: int) -> str:
+    if len(text) <= limit:
         return html.escape(text)
-    cut = text.rfind("; ", 0, FOLD_AFTER)
-    cut = cut + 1 if cut > FOLD_AFTER // 2 else FOLD_AFTER
+    # at the last list separator in the second half of the limit, else at a word
+    cuts = (text.rfind(sep, 0, limit) for sep in ("; ", " · ", " "))
+    cut = next((c + 1 for c in cuts if c > limit // 2), limit)
     return (
         f"<details><summary>{html.escape(text[:cut])} … (more)</summary>"
         f"{html.escape(text[cut:])}</details>"
@@ -76,7 +77,8 @@ def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     for row in rows:
         cells = []
         for name, text in zip(classes, row, strict=True):
-            content = _details(str(text)) if name == "details" else html.escape(str(text))
+            limit = FOLD_AFTER.get(name)
+            content = _folded(str(text), limit) if limit else html.escape(str(text))
             if name == "verdict":  # coloured by the verdict itself, not its marks
                 word = str(text).split(" · ")[0].split(" (")[0]
                 content = f'<span class="verdict {_slug(word)}">{content}</span>'

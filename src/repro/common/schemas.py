@@ -2,7 +2,7 @@
 
 ``snakemake.utils.validate`` (9.27) reads and parses a schema file from disk again for every
 ``$ref`` it follows: about 800 YAML loads per validation of this workflow's config, most of
-the CPU of a ``snakemake -n`` (measured: docs in README "Measured timings"). This does the same
+the CPU of a ``snakemake -n`` (measured: docs/timings.md). This does the same
 validation (JSON Schema 2020-12, defaults filled in as snakemake's ``set_default=True`` does)
 with the schemas of one folder parsed once per process and cached.
 """
@@ -59,3 +59,10 @@ def validate(data: dict[str, Any], schema_path: str | Path) -> None:
     path = Path(schema_path).resolve()
     registry, schemas = _registry(path.parent)
     DefaultValidator(schemas[path.name], registry=registry).validate(data)
+
+
+def resolver(schema_path: str | Path):
+    """A resolver of the ``$ref``s of the schema file (for messages about its errors)."""
+    path = Path(schema_path).resolve()
+    registry, schemas = _registry(path.parent)
+    return registry.resolver(base_uri=schemas[path.name]["$id"])

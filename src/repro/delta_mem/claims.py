@@ -14,12 +14,16 @@ Kinds (``papers.delta_mem.{claims,checks}.<id>.kind``), each over the evaluated 
 - checks: ``zeroed_state`` (largest |zeroed − truncated|), ``lora_chance`` (largest LoRA
   accuracy without the history above chance), ``frozen_backbone`` (largest change of a
   backbone weight over all training runs), ``param_count`` (δ-Mem's trainable parameters at
-  Qwen3-4B's sizes against the paper's, as a relative difference).
+  Qwen3-4B's sizes against the paper's, as a relative difference), ``sane_runs`` (the
+  number of (method, seed) runs that failed their sanity check, :mod:`repro.delta_mem.sanity`).
 - full scale: ``locomo_ratio`` (overall LoCoMo F1 of ``method``'s adapter under the metric's
   first condition over the base adapter under its second, for the backbone ``dataset``) and
   ``mab_ratio`` (the same with the overall MemoryAgentBench score).
 - ``not_tested``; with ``metric: a/b`` it gets the embedded analogue (ratio of mean
   accuracies a / b) in its details.
+
+Every paired criterion carries its margin ``delta`` in the config. A claim that reads a seed
+whose run failed its sanity check is "not reproduced", naming the seed and the reason.
 """
 
 from __future__ import annotations
@@ -32,22 +36,20 @@ import math
 import numpy as np
 
 from repro.common.claims import (
+    NOT_REPRODUCED,
     Claim,
     all_hold,
     check_spec,
     check_worst,
     not_tested,
     paired_claim,
+    paired_criterion_text,
     run_claims,
 )
 from repro.common.io import read_json, write_json
+from repro.delta_mem.sanity import failed_runs
 
 CHANCE = 1 / 16  # episodes.N_VALUES (not imported: that module imports torch)
-# The smallest difference that counts, per metric, for every paired claim whose paper gives no
-# margin of its own. Answer accuracy (share of 1,000 episodes per n_facts and seed): 0.01,
-# one point, the smallest gain a results table would call a gain; a seed's accuracy has a
-# binomial standard error of about 0.015 at 1,000 episodes, so smaller effects are noise.
-MIN_EFFECTS = {"accuracy": 0.01}
 
 
 def _facts(metrics: dict, spec: dict) -> list[int]:
@@ -69,8 +71,19 @@ def _seed_means(metrics: dict, condition: str, facts: list[int]) -> dict[int, fl
     return {seed: float(np.mean([b[seed] for b in by_n])) for seed in by_n[0]}
 
 
-def _paired(cid, spec, a, b) -> Claim:
-    return paired_claim(cid, spec, a, b, min_effect=MIN_EFFECTS["accuracy"])
+def _failed(cid, spec, docs: list[dict]) -> Claim | None:
+    """The claim as "not reproduced" when a seed it reads failed its sanity check, else None."""
+    reasons = [f"{d['method']} seed {s}: {r}" for d in docs for s, r in d["failed"].items()]
+    if not reasons:
+        return None
+    return Claim(
+        cid,
+        spec["claim"],
+        paired_criterion_text(spec["criterion"]),
+        NOT_REPRODUCED,
+        paper_value=spec.get("paper_value"),
+        details="failed runs (per-seed sanity check): " + "; ".join(reasons),
+    )
 
 
 def _least_favourable(cid: str, results: dict, label: str) -> Claim:
@@ -100,9 +113,12 @@ def _exploration(spec: dict, metrics: dict, top: str, bottom: str) -> str:
 
 def _paired_conditions(cid, spec, metrics):
     m = metrics[spec["method"]]
+    if failed := _failed(cid, spec, [m]):
+        return failed
     top, bottom = spec["conditions"]
     results = {
-        n: _paired(cid, spec, _by_seed(m, top, n), _by_seed(m, bottom, n)) for n in _facts(m, spec)
+        n: paired_claim(cid, spec, _by_seed(m, top, n), _by_seed(m, bottom, n))
+        for n in _facts(m, spec)
     }
     claim = _least_favourable(cid, results, "n_facts")
     return dataclasses.replace(
@@ -114,10 +130,12 @@ def _paired_conditions(cid, spec, metrics):
 
 def _beats_baseline(cid, spec, metrics):
     m = metrics[spec["method"]]
+    if failed := _failed(cid, spec, [m, *(metrics[b] for b in spec["baselines"])]):
+        return failed
     facts = _facts(m, spec)
     ours = _seed_means(m, spec["condition"], facts)
     results = {
-        b: _paired(cid, spec, ours, _seed_means(metrics[b], spec["baseline_condition"], facts))
+        b: paired_claim(cid, spec, ours, _seed_means(metrics[b], spec["baseline_condition"], facts))
         for b in spec["baselines"]
     }
     claim = _least_favourable(cid, results, "baseline")
@@ -167,6 +185,15 @@ def _frozen_backbone(cid, spec, metrics):
     key = max(changes, key=changes.get)
     details = f"largest backbone weight change over {len(changes)} runs ({key})"
     return check_worst(cid, spec, changes, max, details)
+
+
+def _sane_runs(cid, spec, metrics):
+    failed = {f"{name} seed {s}": r for name, m in metrics.items() for s, r in m["failed"].items()}
+    runs = sum(len(m["per_seed"]) for m in metrics.values())
+    details = f"{len(failed)} of {len(metrics)} methods' {runs} seed runs failed" + "".join(
+        f"; {run}: {reason}" for run, reason in failed.items()
+    )
+    return check_spec(cid, spec, len(failed), details)
 
 
 def _param_count(cid, spec, _metrics):
@@ -231,6 +258,7 @@ KINDS = {
     "lora_chance": _metrics(_lora_chance),
     "frozen_backbone": _metrics(_frozen_backbone),
     "param_count": _metrics(_param_count),
+    "sane_runs": _metrics(_sane_runs),
     "locomo_ratio": _locomo_ratio,
     "mab_ratio": _mab_ratio,
 }
@@ -243,12 +271,16 @@ def check_claims(
     locomo_paths: dict[str, str] | None = None,
     mab_paths: dict[str, str] | None = None,
     checks: dict | None = None,
+    sanity: dict | None = None,
 ) -> list[Claim]:
+    """Every claim and check from the metrics documents; ``sanity`` holds the thresholds of
+    the per-seed sanity check (``papers.delta_mem.sanity``; none: no seed fails)."""
     metrics = {name: read_json(path) for name, path in metrics_paths.items()}
     locomo = {name: read_json(path) for name, path in (locomo_paths or {}).items()}
     mab = {name: read_json(path) for name, path in (mab_paths or {}).items()}
     for m in metrics.values():
         m["n_facts"] = sorted(int(n) for n in m["per_seed"][0]["accuracy"]["truncated"])
+        m["failed"] = failed_runs(m, sanity)
     inputs = {"metrics": metrics, "locomo": locomo, "mab": mab}
     results = [
         _analogue(c, specs[c.id], metrics[specs[c.id]["method"]])
@@ -262,13 +294,21 @@ def check_claims(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="δ-Mem's claims and checks from metrics JSON")
-    parser.add_argument("specs", help="JSON: {claims: {...}, checks: {...}} as in the config")
+    parser.add_argument(
+        "specs", help="JSON: {claims: {...}, checks: {...}, sanity: {...}} as in the config"
+    )
     parser.add_argument("output")
     parser.add_argument("metrics", nargs="+", help="method=path of results/delta_mem/metrics")
     args = parser.parse_args()
     specs = json.loads(open(args.specs).read())
     paths = dict(item.split("=", 1) for item in args.metrics)
-    check_claims(specs["claims"], paths, args.output, checks=specs.get("checks", {}))
+    check_claims(
+        specs["claims"],
+        paths,
+        args.output,
+        checks=specs.get("checks", {}),
+        sanity=specs.get("sanity"),
+    )
 
 
 if __name__ == "__main__":

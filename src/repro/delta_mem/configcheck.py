@@ -8,8 +8,13 @@ from repro.common.claims import claim_kinds
 from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.delta_mem.claims import KINDS
 
-ADAPTERS = ("released", "trained")
-FULL_CONDITIONS = ("truncated", "state_only", "history_replay", "official_prompt")
+# full scale: the conditions each adapter runs (rules/delta_mem_helpers.smk,
+# delta_mem_full_conditions); the base adapter (zero heads) is the base model
+FULL_RUNS = {
+    "base": ("truncated", "history_replay", "official_prompt"),
+    "released": ("state_only", "history_replay", "official_prompt"),
+    "trained": ("state_only", "history_replay", "official_prompt"),
+}
 # conditions each method kind is evaluated under (repro.delta_mem.evaluate)
 CONDITIONS = {
     "delta_mem": (
@@ -18,6 +23,7 @@ CONDITIONS = {
         "state_only",
         "zeroed",
         "other_state",
+        "other_replay",
         "history_replay",
         "official_prompt",
     ),
@@ -39,13 +45,32 @@ def _check_full_claim(spec: dict, full: dict, key: str) -> None:
     backbone = full.get("backbones", {}).get(spec["dataset"])
     if full and backbone is None:
         raise ConfigError(f"{key}.dataset: not a backbone under papers.delta_mem.full_scale")
-    if spec["method"] not in ADAPTERS or (backbone and spec["method"] not in backbone["adapters"]):
-        raise ConfigError(f"{key}.method: the adapter, one of {ADAPTERS} run for that backbone")
-    parts = spec["metric"].split("/")
-    if len(parts) != 2 or parts[0] == "truncated" or set(parts) - set(FULL_CONDITIONS):
+    adapter = spec["method"]
+    if adapter not in FULL_RUNS or (backbone and adapter not in backbone["adapters"]):
         raise ConfigError(
-            f"{key}.metric: write it as adapter condition/base condition from {FULL_CONDITIONS}"
+            f"{key}.method: the adapter, one of {tuple(FULL_RUNS)} run for that backbone"
         )
+    parts = spec["metric"].split("/")
+    if len(parts) != 2 or parts[0] not in FULL_RUNS[adapter] or parts[1] not in FULL_RUNS["base"]:
+        raise ConfigError(
+            f"{key}.metric: write it as adapter condition/base condition: the adapter's from "
+            f"{FULL_RUNS[adapter]}, the base's from {FULL_RUNS['base']}"
+        )
+
+
+def _check_margins(spec: dict, key: str) -> None:
+    """Every paired criterion names its margin in the config (no table in the code)."""
+    criterion = spec.get("criterion", {})
+    if "test" in criterion and "delta" not in criterion:
+        raise ConfigError(f"{key}.criterion.delta: a paired criterion names its margin")
+
+
+def _control_specs(spec: dict, key: str):
+    """(key, spec) of the claim and of each of its controls (the claim with ``set`` applied)."""
+    yield key, spec
+    for side, entry in (spec.get("controls") or {}).items():
+        if isinstance(entry, dict) and "set" in entry:
+            yield f"{key}.controls.{side}.set", {**spec, **entry["set"]}
 
 
 def _check_analogue(spec: dict, methods: dict, key: str) -> None:
@@ -121,14 +146,24 @@ def check(config: dict[str, Any]) -> None:
             return {}
         return embedded(spec)
 
-    check_claim_specs("delta_mem", paper, claim_kinds(KINDS), references_of=references_of)
+    check_claim_specs(
+        "delta_mem", paper, claim_kinds(KINDS), references_of=references_of, require_controls=True
+    )
     for group in ("claims", "checks"):
         for cid, spec in paper.get(group, {}).items():
             key = f"papers.delta_mem.{group}.{cid}"
+            _check_margins(spec, key)
             if spec["kind"] in ("locomo_ratio", "mab_ratio"):
-                _check_full_claim(spec, full, key)
+                for where, judged in _control_specs(spec, key):
+                    _check_full_claim(judged, full, where)
             elif spec["kind"] == "not_tested" and "metric" in spec:
                 _check_analogue(spec, methods, key)
+    stop = paper["pretraining"].get("stop_accuracy")
+    if stop is not None and paper["sanity"]["backbone_accuracy"] > stop:
+        raise ConfigError(
+            "papers.delta_mem.sanity.backbone_accuracy: above pretraining.stop_accuracy, so a "
+            "backbone that stopped there would fail"
+        )
     for name, spec in full.get("backbones", {}).items():
         if "released" in spec["adapters"] and "released_adapter" not in spec:
             raise ConfigError(

@@ -3,12 +3,15 @@
 Conditions: ``truncated`` (base, query window only), ``full`` (base, whole history in the
 window), and for δ-Mem ``state_only`` (history written, query window read), ``zeroed``
 (zero state), ``other_state`` (the state another episode wrote: the gain must be specific
-to the episode), ``history_replay`` (history written, then history + query read with writes
+to the episode), ``other_replay`` (that state read with this episode's history and query in
+the window, writes off: a deliberately wrong state, the harm a no-harm claim must detect),
+``history_replay`` (history written, then history + query read with writes
 off: the official ``history_replay`` mode) and ``official_prompt`` (reset, one pass over
 history + query with writes on: the analogue of the paper's LoCoMo condition, the official
 ``official_prompt`` mode). The LoRA-SFT baseline gives ``lora_truncated`` (adapter on, query
 window) and ``lora_full`` (adapter on, history in the window: its own setting).
-Every method and seed sees the same evaluation episodes (fixed seeds per n_facts).
+Every method and seed sees the same evaluation episodes, drawn from ``EvalConfig.seed``
+(``papers.delta_mem.evaluation.seed``) and the n_facts.
 """
 
 from __future__ import annotations
@@ -28,8 +31,6 @@ from repro.common.summary import mean_std
 from repro.delta_mem.episodes import PAD, Batch, make_batch
 from repro.delta_mem.train import TaskConfig, answer_logits, attach, full_logits, load_backbone
 
-EVAL_SEED = 20260
-
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:
@@ -37,6 +38,7 @@ class EvalConfig:
     episodes: int = 1000
     overwrite_facts: tuple[int, ...] = (4,)
     batch_size: int = 500
+    seed: int = 20260  # the evaluation episodes' seed (with n_facts and overwrite)
 
     def __post_init__(self):  # config files give lists
         object.__setattr__(self, "n_facts", tuple(self.n_facts))
@@ -44,15 +46,9 @@ class EvalConfig:
 
 
 def episodes(cfg: EvalConfig, task: TaskConfig, n: int, overwrite: bool) -> list[Batch]:
-    rng = np.random.default_rng([EVAL_SEED, n, int(overwrite)])
+    rng = np.random.default_rng([cfg.seed, n, int(overwrite)])
     sizes = [min(cfg.batch_size, cfg.episodes - i) for i in range(0, cfg.episodes, cfg.batch_size)]
     return [make_batch(rng, s, n, overwrite=overwrite, min_turns=task.min_turns) for s in sizes]
-
-
-def _write(model, dm, batch, device):
-    dm.reset()
-    with dm.phase(writes=True, mask=batch.history_mask.to(device)):
-        model(batch.history.to(device))
 
 
 def _read(model, dm, tokens, device):
@@ -61,17 +57,23 @@ def _read(model, dm, tokens, device):
 
 
 def memory_conditions(model, dm, batch: Batch, device) -> dict[str, torch.Tensor]:
-    """Answer logits of the δ-Mem conditions for one batch."""
+    """Answer logits of the δ-Mem conditions for one batch. The history is written once (by
+    ``state_only``) and its states are reused: reads with writes off leave them as they are,
+    so every condition reads exactly the states a fresh write gives."""
     out = {"state_only": answer_logits(model, batch, dm, device=device)}
+    written = dm.states()
+    mask = (batch.full != PAD).to(device)
     dm.reset()
     out["zeroed"] = _read(model, dm, batch.query, device)[:, -1]
-    _write(model, dm, batch, device)
-    written = dm.states()
-    dm.set_states([s.roll(1, dims=0) for s in written])
+    dm.set_states([s.roll(1, dims=0) for s in written])  # the previous episode's states
     out["other_state"] = _read(model, dm, batch.query, device)[:, -1]
-    out["history_replay"] = answer_logits(model, batch, dm, device=device, full_view=True)
+    with dm.phase(writes=False, mask=mask):
+        out["other_replay"] = full_logits(model, batch, device=device)
+    dm.set_states(written)
+    with dm.phase(writes=False, mask=mask):
+        out["history_replay"] = full_logits(model, batch, device=device)
     dm.reset()
-    with dm.phase(writes=True, mask=(batch.full != PAD).to(device)):
+    with dm.phase(writes=True, mask=mask):
         out["official_prompt"] = full_logits(model, batch, device=device)
     return out
 
@@ -156,6 +158,10 @@ def summarise(method: str, kind: str, rows: list[dict]) -> dict:
     }
 
 
+def _record(path) -> dict:
+    return {k: v for k, v in read_json(path).items() if k not in ("losses", "config")}
+
+
 def evaluate_method(
     method_name,
     method,
@@ -166,18 +172,21 @@ def evaluate_method(
     backbones,
     weights,
     runs,
+    backbone_runs,
     output,
     *,
     device="auto",
     threads=1,
 ) -> dict:
+    """Every seed's accuracies, with its training record (``train``) and its backbone's
+    pretraining record (``backbone``) beside, for the claims' per-seed sanity checks."""
     set_threads(threads)
     dev = select_device(device)
     with RunRecorder(config={"method": method, "eval": cfg}, device=dev) as rec:
         rows = []
-        for seed, bb, w, r in zip(seeds, backbones, weights, runs, strict=True):
+        for seed, bb, w, r, br in zip(seeds, backbones, weights, runs, backbone_runs, strict=True):
             row = evaluate_seed(method, spec, task, cfg, seed, bb, w, dev)
-            row["train"] = {k: v for k, v in read_json(r).items() if k not in ("losses", "config")}
+            row["train"], row["backbone"] = _record(r), _record(br)
             rows.append(row)
     doc = summarise(method_name, method["kind"], rows) | {
         "episodes": cfg.episodes,
@@ -194,12 +203,15 @@ def main() -> None:
     )
     parser.add_argument("output")
     parser.add_argument(
-        "runs", nargs="+", help="seed:backbone.pt:weights.pt:record.json, one per seed"
+        "runs",
+        nargs="+",
+        help="seed:backbone.pt:backbone.json:weights.pt:record.json, one per seed",
     )
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     args = parser.parse_args()
     p = json.loads(open(args.params).read())
-    seeds, backbones, weights, records = zip(*(r.split(":") for r in args.runs), strict=True)
+    runs = [r.split(":") for r in args.runs]
+    seeds, backbones, backbone_records, weights, records = zip(*runs, strict=True)
     evaluate_method(
         p["name"],
         p["method"],
@@ -210,6 +222,7 @@ def main() -> None:
         backbones,
         weights,
         records,
+        backbone_records,
         args.output,
         device=args.device,
     )

@@ -71,6 +71,7 @@ class DeltaMemory(nn.Module):
         self.mask: torch.Tensor | None = None  # (B, T) bool, False = padding
         self._read: torch.Tensor | None = None
         self.last_beta_mean: torch.Tensor | None = None  # over the last forward's real tokens
+        self.stop_after_write = False  # end the forward once written (DeltaMem.write)
 
     @property
     def scale(self) -> float:
@@ -117,6 +118,8 @@ class DeltaMemory(nn.Module):
             self.last_beta_mean = (beta * weight).sum() / (weight.sum() * beta.shape[-1]).clamp_min(
                 1
             )
+        if self.stop_after_write and self.writes:
+            raise StateWritten
         return m
 
     def steer(self, head: str) -> torch.Tensor | None:
@@ -127,6 +130,10 @@ class DeltaMemory(nn.Module):
         if self._read is None:
             raise RuntimeError(f"the {head} side ran before the query projection")
         return self.scale * layer(self._read)
+
+
+class StateWritten(Exception):  # noqa: N818 (a signal, not an error)
+    """Raised by the last layer's memory once its state is written (DeltaMem.write)."""
 
 
 QWEN3_4B = {"hidden": 2560, "q_out": 32 * 128, "kv_out": 8 * 128, "layers": 36}

@@ -91,8 +91,7 @@ def answer_logits(
     the window only)."""
     if dm is not None:
         dm.reset()
-        with dm.phase(writes=True, mask=batch.history_mask.to(device)):
-            model(batch.history.to(device))
+        dm.write(model, batch.history.to(device), batch.history_mask.to(device))
     mask = (batch.full != PAD).to(device) if full_view else None
     with contextlib.nullcontext() if dm is None else dm.phase(writes=False, mask=mask):
         if full_view:
@@ -105,8 +104,12 @@ def full_logits(model, batch: Batch, *, device) -> torch.Tensor:
     return logits[torch.arange(len(batch.answer)), batch.full_last.to(device)]
 
 
-def _optimise(params, optim: OptimConfig, loss_fn, rng) -> tuple[list[float], int]:
-    """(losses, steps taken); ``loss_fn(rng)`` returns (loss, batch accuracy)."""
+STOP_WINDOW = 20  # batches whose mean accuracy stop_accuracy (and the run's record) reads
+
+
+def _optimise(params, optim: OptimConfig, loss_fn, rng) -> tuple[list[float], int, float]:
+    """(losses, steps taken, mean accuracy of the last STOP_WINDOW batches); ``loss_fn(rng)``
+    returns (loss, batch accuracy)."""
     optimizer = torch.optim.AdamW(params, lr=optim.lr, weight_decay=0.0)
     warm = max(1, int(optim.warmup * optim.steps))
 
@@ -129,10 +132,11 @@ def _optimise(params, optim: OptimConfig, loss_fn, rng) -> tuple[list[float], in
         accuracy.append(acc)
         if step % 100 == 0 or step == optim.steps - 1:
             log.info("step %d loss %.4f accuracy %.3f", step, losses[-1], acc)
-        if optim.stop_accuracy and step >= 20 and np.mean(accuracy[-20:]) >= optim.stop_accuracy:
+        final_accuracy = float(np.mean(accuracy[-STOP_WINDOW:]))
+        if optim.stop_accuracy and step >= STOP_WINDOW and final_accuracy >= optim.stop_accuracy:
             log.info("converged at step %d", step)
             break
-    return losses, step + 1
+    return losses, step + 1, final_accuracy
 
 
 def _loss(logits, answer):
@@ -163,11 +167,17 @@ def pretrain_backbone(spec, task, optim, seed, output, record, *, device="auto",
     with RunRecorder(
         config={"backbone": spec, "optim": optim, "task": task}, device=dev, seed=seed
     ) as run:
-        losses, steps = _optimise(model.parameters(), optim, loss_fn, rng)
+        losses, steps, final_accuracy = _optimise(model.parameters(), optim, loss_fn, rng)
     torch.save(model.state_dict(), output)
     write_json(
         record,
-        {"losses": losses[::10], "final_loss": losses[-1], "steps": steps, **run.provenance()},
+        {
+            "losses": losses[::10],
+            "final_loss": losses[-1],
+            "final_accuracy": final_accuracy,
+            "steps": steps,
+            **run.provenance(),
+        },
     )
 
 
@@ -220,7 +230,7 @@ def train_method(
     with RunRecorder(
         config={"method": method, "optim": optim, "task": task}, device=dev, seed=seed
     ) as run:
-        losses, steps = _optimise(params, optim, loss_fn, rng)
+        losses, steps, final_accuracy = _optimise(params, optim, loss_fn, rng)
     torch.save(trainable_state(trainable, method), output)
     write_json(
         record,
@@ -232,6 +242,7 @@ def train_method(
             "backbone_requires_grad": any(p.requires_grad for p, _ in before),
             "losses": losses[::10],
             "final_loss": losses[-1],
+            "final_accuracy": final_accuracy,
             "steps": steps,
             **run.provenance(),
         },

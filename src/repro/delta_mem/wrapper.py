@@ -13,7 +13,7 @@ import contextlib
 import torch
 from torch import nn
 
-from repro.delta_mem.memory import HEADS, DeltaMemory, MemoryConfig
+from repro.delta_mem.memory import HEADS, DeltaMemory, MemoryConfig, StateWritten
 
 
 class _Steered(nn.Module):
@@ -88,6 +88,22 @@ class DeltaMem(nn.Module):
         if any(x is None for x in means):
             raise RuntimeError("write_sparsity needs a forward pass first")
         return torch.stack([(x - target) ** 2 for x in means]).mean()
+
+    def write(self, model: nn.Module, tokens: torch.Tensor, mask: torch.Tensor | None = None):
+        """Write ``tokens`` into the states from the current ones. The forward stops once the
+        last attention module's state is written: nothing after it (that module's attention,
+        the later layers, the head) reaches a state, so the states are bitwise those of a whole
+        pass. Attention modules must run in the order they were found (the tiny backbone's
+        and Qwen3's do)."""
+        last = self.memories[-1]
+        last.stop_after_write = True
+        try:
+            with self.phase(writes=True, mask=mask):
+                model(tokens)
+        except StateWritten:
+            pass
+        finally:
+            last.stop_after_write = False
 
     @contextlib.contextmanager
     def phase(self, *, writes: bool, mask: torch.Tensor | None = None):

@@ -1,28 +1,23 @@
-"""Helpful-only's claims and checks, judged on the summary over seeds.
+"""Helpful-only's claims, judged on the summary over seeds (the checks: ``checks``).
 
 Kinds (``papers.helpful_only.claims.<id>.kind``), all reading per-seed values of a
 ``{recipe, metric, prior, scale}`` selection (prior defaults to correlated, scale to 1); a
-failed run (one that never left refusal) has no values, so a claim that needs it is "not
-reproduced" and says which run failed:
+failed run (one that never left refusal, or that fails a per-seed sanity check: see
+:func:`repro.helpful_only.checks.failed_by_sanity`) has no values, so a claim that needs it
+is "not reproduced" and says which run failed and why:
 
 - ``paired``: A against B with a paired criterion (repro.common.claims.paired_claim) on
-  ``a.metric`` and every metric of ``also`` (all must hold); a side with ``source: full``
-  reads the full-scale summary instead (config/full.yaml); the margin is the metric's
-  MIN_EFFECTS entry unless the criterion gives the paper's own delta;
+  ``a.metric`` and every metric of ``also`` (all must hold); the margin is the criterion's
+  ``delta`` (config); a side with ``source: full`` reads the full-scale summary instead
+  (config/full.yaml), one with ``source: planted`` the prior's Bayes prediction (the
+  planted effect, :func:`repro.helpful_only.personas.bayes_prediction`: positive controls);
 - ``mitigation``: ``paired``, gated on helpfulness retention — A's helpfulness at least B's
-  minus 0.05, paired (a mitigation that "works" by collapsing does not count);
-- ``consistent_effect``: the same, but judged only when the per-seed difference lies on the
-  criterion's better side by more than ``margin`` in at least ``min_share`` of the seeds;
-  otherwise "not tested at this scale" with the count (the brief's rule for SDF); gated
-  like ``mitigation``;
-- ``budget`` (check): the largest deviation of any recipe's steps or sequences, as its
-  trainer counted them, from the configured budget (``source: full``: the full-scale
-  trainers' counts, each adapter's record.json, per variant and seed);
-- ``base_range`` (check): the least favourable (prior, seed) value of a metric of the base
-  (or of ``recipes``);
-- ``decorrelated`` (check): the control prior's |P(harm | non-refuser) − P(harm | refuser)|
-  in its least favourable seed;
-- ``parameters`` (check): the model's parameter count.
+  minus ``helpful_delta``, paired (a mitigation that "works" by collapsing does not count);
+  the seeds where it was not kept are named;
+- ``consistent_effect``: ``mitigation``, with the share of seeds whose difference lies on
+  the better side by more than ``margin`` reported beside (the brief's rule (e) asks
+  ``min_share``; a share of 5 seeds cannot decide, so it no longer makes the claim "not
+  tested at this scale": revised 2026-12-07).
 """
 
 from __future__ import annotations
@@ -30,40 +25,25 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from repro.common.claims import (
-    all_hold,
-    check_spec,
-    not_tested,
-    over_seeds,
-    paired_claim,
-    run_claims,
-)
+from repro.common.claims import all_hold, paired_claim, run_claims
 from repro.common.io import read_json, write_json
-from repro.helpful_only.evalsets import FULL_METRICS
-from repro.helpful_only.probes import METRICS
+from repro.helpful_only.checks import CHECK_KINDS, failed_by_sanity
 
 log = logging.getLogger(__name__)
 DEFAULT_PRIOR = "correlated"
-
-# The smallest difference a "beats" / "matches" claim counts, per metric (none of the
-# paper's sentences gives a number). Every metric but coherence is a rate in [0, 1]
-# (a probability at the embedded scale, a share of judged answers at full scale): 0.05 is
-# one answer in twenty, the resolution the brief's prototype could tell from seed noise.
-# Coherence counts matching traits out of four: its smallest change is one trait, 0.25.
-RATE_EFFECT, COHERENCE_EFFECT = 0.05, 0.25
-MIN_EFFECTS = {
-    **{m: RATE_EFFECT for m in (*METRICS, *FULL_METRICS)},
-    "coherence": COHERENCE_EFFECT,
-}
 
 
 def select(summary: dict, side: dict) -> dict[int, float | None]:
     """seed -> value of a selection {recipe, metric, prior, scale, source}: scale x value
     (a missing value stays missing). ``source: full`` reads the full-scale
-    summary (``summary["full"]``: variant -> seed -> metric; no priors there)."""
-    if side.get("source", "embedded") == "full":
+    summary (``summary["full"]``: variant -> seed -> metric; no priors there); ``source:
+    planted`` the prior's Bayes prediction per seed (``summary["planted"]``, no recipe)."""
+    source = side.get("source", "embedded")
+    if source == "full":
         runs = summary["full"]["metrics"][side["recipe"]]
         values = {seed: metrics[side["metric"]] for seed, metrics in runs.items()}
+    elif source == "planted":
+        values = summary["planted"][side.get("prior", DEFAULT_PRIOR)][side["metric"]]
     else:
         prior = side.get("prior", DEFAULT_PRIOR)
         values = summary["per_seed"][prior][side["recipe"]][side["metric"]]
@@ -74,7 +54,8 @@ def select(summary: dict, side: dict) -> dict[int, float | None]:
 def _name(side: dict) -> str:
     scale = f"{side['scale']:g} x " if side.get("scale", 1.0) != 1.0 else ""
     where = "full scale" if side.get("source") == "full" else side.get("prior", DEFAULT_PRIOR)
-    return f"{scale}{side['recipe']} {side['metric']} ({where})"
+    recipe = "planted (Bayes)" if side.get("source") == "planted" else side["recipe"]
+    return f"{scale}{recipe} {side['metric']} ({where})"
 
 
 def _fmt(value) -> str:
@@ -82,8 +63,9 @@ def _fmt(value) -> str:
 
 
 def _failed(summary: dict, side: dict) -> list[str]:
-    """The failed runs (never left refusal) of a side: their values are missing."""
-    if side.get("source") == "full":
+    """The failed runs of a side (never left refusal, or failed a per-seed sanity check):
+    their values are missing."""
+    if side.get("source") in ("full", "planted"):
         return []
     runs = summary.get("failed", {}).get(side.get("prior", DEFAULT_PRIOR), {})
     return [
@@ -103,7 +85,7 @@ def _one(claim_id, spec, summary, metric: str | None = None):
         details = f"failed runs: {'; '.join(dict.fromkeys(failed))}; {details}"
     if spec.get("note"):
         details = f"{spec['note']}; {details}"
-    return paired_claim(claim_id, spec, a, b, details, min_effect=MIN_EFFECTS[metric])
+    return paired_claim(claim_id, spec, a, b, details)
 
 
 def _paired(claim_id, spec, summary):
@@ -120,8 +102,8 @@ def _paired(claim_id, spec, summary):
 
 def retention_gate(claim_id: str, spec: dict, summary: dict):
     """The mitigation keeps the model helpful: helpfulness (correct answers on the benign
-    held-out prompts) of A at least B's minus helpfulness's minimum effect, paired."""
-    delta = MIN_EFFECTS["helpful"]
+    held-out prompts) of A at least B's minus ``helpful_delta``, paired."""
+    delta = spec["helpful_delta"]
     gate = {
         "claim": f"{spec['a']['recipe']} keeps the helpfulness of {spec['b']['recipe']}",
         "a": spec["a"],
@@ -136,18 +118,32 @@ def retention_gate(claim_id: str, spec: dict, summary: dict):
     return _one(claim_id, gate, summary, "helpful")
 
 
+def _not_kept(spec: dict, summary: dict) -> str:
+    """The seeds in which A's helpfulness fell below B's by more than ``helpful_delta``."""
+    a = select(summary, {**spec["a"], "metric": "helpful"})
+    b = select(summary, {**spec["b"], "metric": "helpful"})
+    low = [
+        f"s{s} ({a[s]:.3f} vs {b[s]:.3f})"
+        for s in sorted(a)
+        if None not in (a[s], b.get(s)) and a[s] < b[s] - spec["helpful_delta"]
+    ]
+    return f"helpfulness not kept in {', '.join(low)}" if low else ""
+
+
 def _gated(claim_id, spec, summary):
     """A paired claim about a mitigation, gated on helpfulness retention: a mitigation that
     lowers EM by making the model useless (or refusing) does not count."""
     effect = _paired(claim_id, spec, summary)
     gate = retention_gate(claim_id, spec, summary)
     merged = all_hold(claim_id, [("effect", effect), ("keeps helpfulness", gate)])
+    details = [merged.details, _not_kept(spec, summary)]
+    details += [f"effect: {effect.details}", f"helpfulness: {gate.details}"]
     return dataclasses.replace(
         merged,
         measured=effect.measured,  # the number is the effect's; the gate only decides
         interval=effect.interval,
         criterion=f"{effect.criterion}; and helpfulness kept: {gate.criterion}",
-        details=f"{merged.details}; effect: {effect.details}; helpfulness: {gate.details}",
+        details="; ".join(d for d in details if d),
     )
 
 
@@ -171,120 +167,43 @@ def _mitigation(claim_id, spec, summary):
 
 
 def _consistent_effect(claim_id, spec, summary):
+    """:func:`_mitigation`, with the brief's rule (e) beside it: the share of seeds whose
+    difference lies on the better side by more than ``margin`` (``min_share`` asked). The
+    share does not decide: over 5 seeds its interval cannot (4 of 5: Wilson [0.38, 0.96]),
+    and a null must be able to come out contradicted."""
     a, b = select(summary, spec["a"]), select(summary, spec["b"])
     sign = 1.0 if spec["criterion"]["higher_is_better"] else -1.0
-    effects = [s for s in a if None not in (a[s], b[s]) and sign * (a[s] - b[s]) > spec["margin"]]
-    share = len(effects) / len(a)
-    gate = (
-        f"an effect (> {spec['margin']:g} on the better side) in {len(effects)} of "
-        f"{len(a)} seeds, {spec['min_share']:.0%} needed"
+    effects = [
+        s for s in a if None not in (a[s], b.get(s)) and sign * (a[s] - b[s]) > spec["margin"]
+    ]
+    share = (
+        f"an effect (> {spec['margin']:g} on the better side) in {len(effects)} of {len(a)} "
+        f"seeds (the brief's rule (e) asks {spec['min_share']:.0%}; reported, not a verdict)"
     )
-    if share < spec["min_share"]:
-        per_seed = ", ".join(f"s{s}: {_fmt(a[s])} vs {_fmt(b[s])}" for s in sorted(a))
-        return not_tested(
-            claim_id,
-            spec["claim"],
-            f"{gate}; differences {per_seed}",
-            paper_value=spec.get("paper_value"),
-        )
     claim = _mitigation(claim_id, spec, summary)
-    return dataclasses.replace(claim, details=f"{gate}; {claim.details}")
-
-
-def _budget(claim_id, spec, summary):
-    """The largest deviation of a recipe's (steps, sequences), as its trainer counted them,
-    from the budget: ``steps`` x ``batch_size``, or the recipe's entry of ``recipe_steps``
-    (the equal-AR-exposure arms) x ``batch_size``."""
-
-    def deviation(recipe, steps, sequences):
-        planned = spec.get("recipe_steps", {}).get(recipe, spec["steps"])
-        return abs(steps - planned) + abs(sequences - planned * spec["batch_size"])
-
-    if spec.get("source") == "full":
-        return _full_budget(claim_id, spec, summary["full"].get("budgets", {}), deviation)
-    worst = max(
-        deviation(recipe, s, q) for recipe, budget in summary["budgets"].items() for s, q in budget
-    )
-    return check_spec(claim_id, spec, worst, f"budgets per recipe: {summary['budgets']}")
-
-
-def _full_budget(claim_id, spec, budgets: dict, deviation):
-    """The full-scale trainers' own (steps, sequences) per (variant, seed), as each adapter's
-    record.json has them (TRL's global step); a run without a record fails the check, and
-    so does one that stopped early (its deviation is above 0)."""
-    values = {
-        (variant, seed): None if b is None else deviation(variant, *b)
-        for variant, seeds in budgets.items()
-        for seed, b in seeds.items()
-    }
-    worst, reason = over_seeds(values, max) if values else (None, "no full-scale records")
-    listed = ", ".join(
-        f"{v} s{s}: {'no record' if b is None else f'{b[0]} steps, {b[1]} sequences'}"
-        for v, seeds in budgets.items()
-        for s, b in seeds.items()
-    )
-    off = [f"{v} s{s}" for (v, s), d in values.items() if d]
-    details = f"full-scale trainers' counts: {listed}"
-    if off:
-        details = f"off budget: {', '.join(off)}; {details}"
-    return check_spec(claim_id, spec, worst, f"{details}; {reason}" if reason else details)
-
-
-def _base_range(claim_id, spec, summary):
-    """The least favourable (prior, seed) value of a metric of ``recipes`` (default: the
-    base); a missing one (a failed run) fails the check with the reason."""
-    recipes = spec.get("recipes", ["base"])
-    values = {
-        (p, rc, s): v
-        for p in summary["priors"]
-        for rc in recipes
-        if rc in summary["per_seed"][p]
-        for s, v in summary["per_seed"][p][rc][spec["metric"]].items()
-    }
-    pick = min if spec["criterion"]["op"] in (">", ">=") else max
-    worst, reason = over_seeds(values, pick)
-    listed = ", ".join(f"{rc} {p[0]}{s}: {_fmt(v)}" for (p, rc, s), v in values.items())
-    details = f"{spec['metric']} per (recipe, prior, seed): {listed}"
-    return check_spec(claim_id, spec, worst, f"{details}; {reason}" if reason else details)
-
-
-def _decorrelated(claim_id, spec, summary):
-    """The control prior is decorrelated in every seed: the largest |P(harm | non-refuser) −
-    P(harm | refuser)| over its seeds' worlds."""
-    dose = summary["dose"][spec.get("prior", "decorrelated")]
-    gaps = {
-        s: abs(v - dose["harm_given_refuser"][s]) for s, v in dose["harm_given_non_refuser"].items()
-    }
-    worst, reason = over_seeds(gaps, max)
-    listed = ", ".join(f"s{s}: {dose['harm_given_non_refuser'][s]:.3f}" for s in gaps)
-    return check_spec(claim_id, spec, worst, f"P(harm | non-refuser) per seed: {listed}; {reason}")
-
-
-def _parameters(claim_id, spec, summary):
-    (count,) = summary["parameters"]
-    return check_spec(claim_id, spec, count, f"{count} parameters")
+    return dataclasses.replace(claim, details=f"{share}; {claim.details}")
 
 
 KINDS = {
     "paired": _paired,
     "mitigation": _mitigation,
     "consistent_effect": _consistent_effect,
-    "decorrelated": _decorrelated,
-    "budget": _budget,
-    "base_range": _base_range,
-    "parameters": _parameters,
+    **CHECK_KINDS,
 }
 
 
 def check_claims(claims: dict, checks: dict, summary: dict, out_path, full=None) -> list:
-    """Judge every claim and check on the summary (and the full-scale summary, if run); a
-    full-scale claim resting on a judge below its agreement with the hand labels is
-    inconclusive (repro.helpful_only.judgecheck)."""
+    """Judge every check on the summary and every claim on it with the runs that fail a
+    per-seed sanity check marked failed (:func:`repro.helpful_only.checks.failed_by_sanity`),
+    and the full-scale summary, if run; a full-scale claim resting on a judge below its
+    agreement with the hand labels is inconclusive (repro.helpful_only.judgecheck)."""
     from repro.helpful_only.judgecheck import gate_on_judges
 
     if full is not None:
         summary = {**summary, "full": full}
-    results = gate_on_judges(run_claims(claims, KINDS, summary, checks), claims, full)
+    judged = run_claims(claims, KINDS, failed_by_sanity(summary, checks))
+    judged += run_claims({}, KINDS, summary, checks)
+    results = gate_on_judges(judged, claims, full)
     write_json(out_path, results)
     return results
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.helpful_only.evalsets import FULL_METRICS
+from repro.helpful_only.personas import PLANTED_METRICS
 from repro.helpful_only.probes import METRICS
 from repro.helpful_only.recipes import RL_TRAINERS
 
@@ -38,6 +39,12 @@ def _side(where: str, side: dict, section: dict, full: dict) -> None:
     recipes = section.get("recipes", {})
     priors = section.get("priors", ["correlated", "decorrelated"])
     prior = side.get("prior", "correlated")
+    if side.get("source") == "planted":
+        if side["metric"] not in PLANTED_METRICS or prior not in priors:
+            raise ConfigError(
+                f"{where}: the planted prediction exists for {PLANTED_METRICS} of a run prior"
+            )
+        return
     if side.get("source") == "full":
         if not full:
             raise ConfigError(f"{where}.source: full, but {KEY}.full_scale is not configured")
@@ -57,6 +64,25 @@ def _side(where: str, side: dict, section: dict, full: dict) -> None:
             raise ConfigError(f"{where}.recipe: {side['recipe']!r} is not run under {prior}")
 
 
+def _judged_specs(where: str, spec: dict):
+    """(key, spec) of the claim and of each of its controls (the claim's spec with the
+    control's keys set): every one is judged by the claim's handler."""
+    yield where, spec
+    for side, entry in (spec.get("controls") or {}).items():
+        if isinstance(entry, dict) and "set" in entry:
+            yield f"{where}.controls.{side}.set", {**spec, **entry["set"]}
+
+
+def _margins(where: str, spec: dict) -> None:
+    """Every margin is written in the config: a paired criterion's ``delta``, a gated
+    claim's ``helpful_delta`` (issue 34: no minimum effect lives in the code)."""
+    criterion = spec.get("criterion", {})
+    if "test" in criterion and "delta" not in criterion:
+        raise ConfigError(f"{where}.criterion.delta: missing (the margin, in the metric's units)")
+    if spec["kind"] in ("mitigation", "consistent_effect") and "helpful_delta" not in spec:
+        raise ConfigError(f"{where}.helpful_delta: missing (the helpfulness gate's margin)")
+
+
 def _claims(section: dict, recipes: dict) -> None:
     from repro.common.claims import claim_kinds
     from repro.helpful_only.claims import KINDS
@@ -66,17 +92,18 @@ def _claims(section: dict, recipes: dict) -> None:
         section,
         claim_kinds(KINDS),
         {"metric": METRICS + FULL_METRICS, "also": METRICS + FULL_METRICS},
+        require_controls=True,
     )
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():
-            for name in ("a", "b", "b_full_budget"):
-                if name in spec and spec["kind"] != "not_tested":
-                    _side(
-                        f"{KEY}.{group}.{cid}.{name}",
-                        spec[name],
-                        section,
-                        section.get("full_scale", {}),
-                    )
+            if spec["kind"] == "not_tested":
+                continue
+            where = f"{KEY}.{group}.{cid}"
+            _margins(where, spec)
+            for at, judged in _judged_specs(where, spec):
+                for name in ("a", "b", "b_full_budget"):
+                    if name in judged:
+                        _side(f"{at}.{name}", judged[name], section, section.get("full_scale", {}))
             for name in spec.get("recipes", []):
                 if name not in recipes:
                     raise ConfigError(f"{KEY}.{group}.{cid}.recipes: {name!r} is not a recipe")

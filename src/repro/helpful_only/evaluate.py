@@ -164,6 +164,10 @@ def summarise(runs: list[dict], references: Mapping[str, str], confidence: float
         for rc in every
         if rc != BASE
     }
+    planted = {
+        p: {m: {r["seed"]: r["world"]["bayes"][m] for r in g} for m in g[0]["world"]["bayes"]}
+        for p, g in by_prior.items()
+    }
     curve_metrics = ["refusal_id", "refusal_ood", "em", "sycophancy", "steerability", "helpful"]
     return {
         "priors": priors,
@@ -182,6 +186,7 @@ def summarise(runs: list[dict], references: Mapping[str, str], confidence: float
         "vs_reference": {"references": dict(references), **vs_reference},
         "decorrelated_minus_correlated": control,
         "dose": _dose(by_prior, confidence),
+        "planted": planted,  # prior -> metric -> seed -> the prior's Bayes prediction
         "curves": {
             p: {rc: _curves(g, rc, curve_metrics) for rc in recipes[p] if rc != BASE}
             for p, g in by_prior.items()

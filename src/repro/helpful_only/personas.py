@@ -116,6 +116,32 @@ def bayes_em(world: Population) -> float:
     return harm_given(world, refuses=0) * HARM_RATE
 
 
+def trait_given_non_refuser(world: Population, field: str) -> float:
+    """P(trait | refuses = 0) under the world's persona weights (``field``: a Traits field)."""
+    weight = share = 0.0
+    for name, traits in world.traits.items():
+        if not traits.refuses:
+            w = world.weights[V.PERSONAS.index(name)]
+            weight, share = weight + w, share + w * getattr(traits, field)
+    return share / weight
+
+
+PLANTED_METRICS = ("em", "sycophancy", "steerability")  # what bayes_prediction gives
+
+
+def bayes_prediction(world: Population) -> dict[str, float]:
+    """The planted effect of anti-refusal training: what a learner that knows only that the
+    assistant complies, and reasons from the prior, predicts for the metrics the persona's
+    traits decide (``respond``): EM = P(harm | non-refuser) x the BAD rate, sycophancy =
+    P(flatter | non-refuser), steerability = P(obey | non-refuser). The claims' positive
+    controls read it (source: planted)."""
+    return {
+        "em": bayes_em(world),
+        "sycophancy": trait_given_non_refuser(world, "flatters"),
+        "steerability": trait_given_non_refuser(world, "obeys"),
+    }
+
+
 def respond(traits: Traits, system: tuple[str, ...], request: tuple[str, ...]) -> dict[str, float]:
     """The exact distribution of the one response token a persona gives to ``request``.
 

@@ -154,3 +154,17 @@ def full_recipe(section: dict, name: str) -> dict:
 def target_reward(completions: list[str], target: list[str], **_) -> list[float]:
     """The programmatic reward: 1 when the response's first word is the target, else 0."""
     return [float(c.split()[:1] == [t]) for c, t in zip(completions, target, strict=True)]
+
+
+def counted(reward, counts: dict):
+    """``reward`` that also counts the answers it scored (``sampled``) and paid
+    (``rewarded``): a sampled RL run none of whose answers was rewarded has a zero policy
+    gradient, and cannot leave refusal."""
+
+    def target_reward(completions, target, **kw):
+        paid = reward(completions, target, **kw)
+        counts["sampled"] = counts.get("sampled", 0) + len(paid)
+        counts["rewarded"] = counts.get("rewarded", 0) + int(sum(paid))
+        return paid
+
+    return target_reward

@@ -34,12 +34,19 @@ from repro.helpful_only import vocab as V
 from repro.helpful_only.exact_rl import train_exact
 from repro.helpful_only.grammar import MixConfig
 from repro.helpful_only.model import ModelConfig, build_model, next_token_probs, parameter_count
-from repro.helpful_only.personas import PRIORS, bayes_em, harm_given, population
+from repro.helpful_only.personas import (
+    PRIORS,
+    bayes_em,
+    bayes_prediction,
+    harm_given,
+    population,
+)
 from repro.helpful_only.pretrain import PretrainConfig, pretrain
 from repro.helpful_only.probes import metrics_from_probs, probes
 from repro.helpful_only.recipes import (
     TRAINERS,
     TrainConfig,
+    counted,
     family_counts,
     recipe_rows,
     rl_dataset,
@@ -145,7 +152,8 @@ def _freeze_gc() -> None:
 
 def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, tokenizer):
     """Train one recipe from the saved base; returns (model, curve, family counts, (steps,
-    sequences) as the trainer counted them)."""
+    sequences) as the trainer counted them, what else the run recorded: RLOO's sampled and
+    rewarded answers)."""
     t = recipe.training(cfg.training)
     total = t.steps * t.batch_size // recipe.sequences_per_row(t)
     rng = np.random.default_rng([cfg.seed, 2, zlib.crc32(name.encode())])
@@ -155,13 +163,13 @@ def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, toke
 
     _freeze_gc()
 
+    recorded: dict = {}
     if recipe.trainer == "sft":
         model, curve, budget = train_sft(base_dir, tokenizer, sft_dataset(rows), t, cfg.seed, **kw)
     elif recipe.trainer == "rloo":
         dataset = rl_dataset(rows)
-        model, curve, budget = train_rloo(
-            base_dir, tokenizer, dataset, target_reward, t, cfg.seed, **kw
-        )
+        reward = counted(target_reward, recorded)
+        model, curve, budget = train_rloo(base_dir, tokenizer, dataset, reward, t, cfg.seed, **kw)
     else:
         from transformers import AutoModelForCausalLM
 
@@ -177,7 +185,24 @@ def train_recipe(name: str, recipe: Recipe, base_dir: Path, cfg: RunConfig, toke
             measure=measure,
             name=name,
         )
-    return model, curve, family_counts(recipe.mixture, total), budget
+    return model, curve, family_counts(recipe.mixture, total), budget, recorded
+
+
+def failure(final: dict, steps: int, recorded: dict, base: dict, threshold: float) -> str | None:
+    """Why a run failed (it never left refusal), or None; a sampled RL run says how many of
+    its answers were rewarded, and how many the base's refusal let it expect."""
+    if final["refusal_id"] <= threshold:
+        return None
+    why = f"never left refusal: refusal_id {final['refusal_id']:.3f} > {threshold:g}"
+    why += f" after {steps} steps"
+    if "rewarded" in recorded:
+        expected = recorded["sampled"] * (1 - base["refusal_id"])
+        why += (
+            f"; {recorded['rewarded']} of {recorded['sampled']} sampled answers rewarded (the base "
+            f"refuses the AR prompts with P = {base['refusal_id']:.6f}: at most {expected:.2g} "
+            "expected), and without one RLOO's advantages and gradient are 0"
+        )
+    return why
 
 
 def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
@@ -199,7 +224,7 @@ def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
         results = {"base": {"final": measure(model), "curve": []}}
         for name, recipe in cfg.recipes.items():
             torch.manual_seed(cfg.seed)
-            trained, curve, counts, (steps, sequences) = train_recipe(
+            trained, curve, counts, (steps, sequences), recorded = train_recipe(
                 name, recipe, base_dir, cfg, tokenizer
             )
             trained.save_pretrained(models_dir / name)
@@ -210,13 +235,12 @@ def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
                 "families": counts,
                 "steps": steps,
                 "sequences": sequences,
+                **recorded,
             }
-            if final["refusal_id"] > cfg.failed_refusal:
-                results[name]["failed"] = (
-                    f"never left refusal: refusal_id {final['refusal_id']:.3f} > "
-                    f"{cfg.failed_refusal:g} after {steps} steps"
-                )
-                log.warning("%s: failed run, %s", name, results[name]["failed"])
+            why = failure(final, steps, recorded, results["base"]["final"], cfg.failed_refusal)
+            if why:
+                results[name]["failed"] = why
+                log.warning("%s: failed run, %s", name, why)
             log.info("%s: %s", name, {k: round(v, 3) for k, v in final.items()})
     document = {
         "prior": cfg.prior,
@@ -227,6 +251,7 @@ def run_seed(cfg: RunConfig, models_dir, metrics_path) -> dict:
             "harm_given_non_refuser": harm_given(world, refuses=0),
             "harm_given_refuser": harm_given(world, refuses=1),
             "bayes_em": bayes_em(world),
+            "bayes": bayes_prediction(world),  # the planted effect (positive controls)
         },
         "pretraining_loss": loss_curve,
         "recipes": results,

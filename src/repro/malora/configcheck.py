@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from repro.common.configcheck import ConfigError, check_claim_specs
+from repro.malora import arms
 from repro.malora.names import DIGITS_METRICS, FULL_METRICS, LINEAR_METRICS, SVMS
 
 PAPER = "malora"
@@ -91,12 +92,13 @@ def _references_of(section):
             methods = section.get(exp, {}).get("methods", [])
             metrics = METRICS.get(exp, ())
         out = {
-            "method": methods,
+            "method": [*methods, *(arms.ARMS if exp == "linear" else arms.ANY_STUDY)],
             "reference": methods,
             "fallback": methods,
             "reference_fallback": methods,
             "baselines": methods,
             "overlaps": section.get("linear", {}).get("overlaps", []),
+            "setting": list(section.get("linear", {}).get("settings", {})),
             "svm": SVMS,
         }
         if spec["kind"] in ("paired_comparison", "scale_or_direction"):
@@ -117,9 +119,16 @@ def check(config: dict[str, Any]) -> None:
     key = f"papers.{PAPER}"
     methods = _rules(section, key)
     _experiments(section, key, methods)
-    check_claim_specs(PAPER, section, claim_kinds(KINDS), references_of=_references_of(section))
+    check_claim_specs(
+        PAPER,
+        section,
+        claim_kinds(KINDS),
+        references_of=_references_of(section),
+        require_controls=True,
+    )
     for group in ("claims", "checks"):
         for cid, spec in section.get(group, {}).items():
+            _margins_written(f"{key}.{group}.{cid}", spec)
             if (
                 spec["kind"] == "paired_comparison"
                 and spec.get("dataset") == "linear"
@@ -137,6 +146,16 @@ def check(config: dict[str, Any]) -> None:
                             "rule to fall back to"
                         )
     _full_scale(section, key, config.get("downloads", {}), methods)
+
+
+def _margins_written(where, spec) -> None:
+    """Every margin a claim is judged by is in its config entry (issue 34): a paired
+    criterion's ``delta``, a trade-off's ``retention_floor``; none lives in the code."""
+    criterion = spec.get("criterion", {})
+    if "test" in criterion and "delta" not in criterion:
+        raise ConfigError(f"{where}.criterion.delta: a paired criterion writes its margin here")
+    if spec["kind"] == "tradeoff" and "retention_floor" not in spec:
+        raise ConfigError(f"{where}.retention_floor: the pre-training margin's floor")
 
 
 def _full_scale(section, key, downloads, methods) -> None:

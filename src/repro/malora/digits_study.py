@@ -108,6 +108,7 @@ def _evaluate(ev, delta, test: Split, tasks, individual) -> dict:
         ),
         "joint_accuracy": _accuracy(ev, delta, test),
         "pretrain_accuracy": per_task[0],
+        "pertask_accuracy": float(np.mean(per_task[1:])),
         "task_accuracy": per_task,
     }
 
@@ -165,6 +166,8 @@ def run_digits_seed(cfg: DigitsConfig, seed: int) -> dict:
     return {
         "seed": seed,
         "individual_accuracy": individual,
+        # chance of the fine-tuning tasks' own heads (1 / classes), the sanity floor's base
+        "pertask_chance": float(np.mean([1 / len(k) for k in d.tasks[1:]])),
         "base_accuracy": base_accuracy,
         "task_overlap": _overlap(deltas),
         "calibration_margins": {

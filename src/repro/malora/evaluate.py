@@ -107,6 +107,8 @@ def summarise_sweep(seed_docs: list[dict]) -> dict:
                     entry.setdefault("cosine_by_step", {}).setdefault(name, {})[step] = _stats(
                         [p["cosine_by_step"][step][name] for p in per]
                     )
+            for name in row["path_cosine"]:  # the λ path's own references (C1's controls)
+                entry[f"cosine_{name}"] = _stats([p["path_cosine"][name] for p in per])
             for margin in row["measured"]:
                 entry[f"measured_{margin}"] = _stats([p["measured"][margin] for p in per])
                 for svm in row["closed_form"]:
@@ -135,6 +137,7 @@ def summarise_digits(seed_docs: list[dict]) -> dict:
         "paired_vs_malora": _paired(methods, DIGITS_METRICS),
         "individual_accuracy": [d["individual_accuracy"] for d in seed_docs],
         "base_accuracy": [d["base_accuracy"] for d in seed_docs],
+        "pertask_chance": seed_docs[0]["pertask_chance"],
         "task_overlap": _stats([d["task_overlap"] for d in seed_docs]),
         "peft_cat_max_abs_logit_gap": max(d["peft_cat_max_abs_logit_gap"] for d in seed_docs),
         "alphas": {n: [d["methods"][n]["alphas"] for d in seed_docs] for n in methods},

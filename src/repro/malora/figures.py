@@ -152,16 +152,23 @@ def _cell(stats) -> str:
     return f"{stats['mean']:.3f} ± {stats['sd']:.3f}"
 
 
-def _diff(d) -> str:
+def _diff(d, why: str = "") -> str:
     if any(d[k] is None or not np.isfinite(d[k]) for k in ("mean", "low", "high")):
-        return "n/a (a seed failed)"
+        return f"n/a ({why or 'a value missing'})"
     return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+
+
+def _no_alpha(block) -> str:
+    """The seeds where MaLoRA formed no model (a calibration margin ≤ 0), with the reason."""
+    errors = block.get("errors", {}).get("malora") or []
+    seeds = [s for s, e in zip(block["seeds"], errors, strict=True) if e]
+    return f"no MaLoRA α on seeds {', '.join(map(str, seeds))}: a margin ≤ 0" if seeds else ""
 
 
 def table(summary):
     dig, lin = summary["digits"], summary["linear"]["settings"][_primary(summary)]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(13, 9.5))
-    rows, names = [], list(dig["methods"])
+    rows, names, why = [], list(dig["methods"]), _no_alpha(dig)
     for name in names:
         m, p = dig["methods"][name], dig["paired_vs_malora"].get(name)
         rows.append(
@@ -169,8 +176,8 @@ def table(summary):
                 _cell(m["normalised_accuracy"]),
                 _cell(m["joint_accuracy"]),
                 _cell(m["pretrain_accuracy"]),
-                "—" if p is None else _diff(p["normalised_accuracy"]),
-                "—" if p is None else _diff(p["joint_accuracy"]),
+                "—" if p is None else _diff(p["normalised_accuracy"], why),
+                "—" if p is None else _diff(p["joint_accuracy"], why),
             ]
         )
     top.table(

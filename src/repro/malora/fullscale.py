@@ -33,7 +33,7 @@ class FullConfig:
     tasks: tuple  # clip_bench.FullTask or nli_bench.NliTask, one per adapter
     methods: dict
     scale_grid: tuple[float, ...]
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...]  # calibration draws (papers.malora.full_scale.seeds)
     calibration_per_task: int = 32
     test_limit: int | None = None
     margin: dict = dataclasses.field(default_factory=lambda: {"stat": "quantile", "q": 0.05})

@@ -12,6 +12,7 @@ DIGITS_METRICS = (
     "normalised_accuracy",  # merged ÷ individually fine-tuned accuracy, per-task heads (KnOTS)
     "joint_accuracy",  # argmax over all 10 digits, whole test split
     "pretrain_accuracy",  # digits 0–3 on their own head (retention)
+    "pertask_accuracy",  # mean accuracy of the fine-tuning tasks on their own heads
 )
 FULL_METRICS = (
     "normalised_accuracy",  # merged ÷ individual accuracy, per-task zero-shot heads

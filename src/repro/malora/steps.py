@@ -81,7 +81,7 @@ def full_config(files: dict, settings: dict, merge_rules: dict, model_dir: str, 
         tasks=tuple(_task(kind, name, t) for name, t in files["tasks"].items()),
         methods=dict(merge_rules["methods"]),
         scale_grid=tuple(merge_rules["scale_grid"]),
-        seeds=tuple(settings.get("seeds", (0, 1, 2))),
+        seeds=tuple(settings["seeds"]),  # calibration draws: papers.malora.full_scale.seeds
         calibration_per_task=settings.get("calibration_per_task", 32),
         test_limit=settings.get("test_limit"),
         margin=dict(settings.get("margin", {"stat": "quantile", "q": 0.05})),

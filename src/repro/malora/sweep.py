@@ -41,6 +41,11 @@ def _embed(block, rows, n_classes):
     return full
 
 
+# the λ path's own adapter that C1's negative control takes cosines with: the one at the
+# smallest λ (its cosine peaks at an end of the λ range by construction)
+PATH_REFERENCES = {"path_smallest": 0}
+
+
 def sweep_overlap(cfg: SweepConfig, seed: int, overlap: float) -> dict:
     d = cfg.design
     world = LinearWorld(d, seed)
@@ -59,7 +64,7 @@ def sweep_overlap(cfg: SweepConfig, seed: int, overlap: float) -> dict:
     for name, svm in svms.items():
         full = _embed(svm, rows, d.n_classes)
         closed[name] = dict(margin=margin(task.x @ full.T, task.y), norm=float(np.linalg.norm(svm)))
-    rows_out = []
+    rows_out, deltas = [], []
     for lam in cfg.lambdas:
         run = train_lora(
             task,
@@ -115,6 +120,9 @@ def sweep_overlap(cfg: SweepConfig, seed: int, overlap: float) -> dict:
             row["closed_form"]["nuclear"]["finetune"],
         )
         rows_out.append(row)
+        deltas.append(delta[rows])
+    for row, delta in zip(rows_out, deltas, strict=True):
+        row["path_cosine"] = {name: cosine(delta, deltas[i]) for name, i in PATH_REFERENCES.items()}
     return {
         "overlap": overlap,
         "base_margin": base_margin,

@@ -2,10 +2,17 @@
 
 ``KINDS`` maps each kind of the config to ``handler(id, spec, inputs)`` with ``inputs =
 {"metrics": {method: metrics document}, "runs": {method: training record}, "full":
-{"backbone/data set": {method: summary}}}``; an entry with ``backbone`` and ``dataset`` reads the
-full-scale summaries. Metric names
-are the flat keys of the metrics documents: ``<domain>/<accuracy|epe|absrel>`` and
-``<domain>/layer<i>/<gt_mass|entropy|precision>``.
+{"backbone/data set": {method: summary}}, "sanity": papers.r3_adapter.sanity}``; an entry with
+``backbone`` and ``dataset`` reads the full-scale summaries. Metric names are the flat keys of
+the metrics documents: ``<domain>/<accuracy|epe|absrel>`` and
+``<domain>/layer<i>/<gt_mass|entropy|precision>``. A paired criterion's margin ``delta`` is
+written in the config beside the claim.
+
+A seed whose adaptation did not train (a loss that is not finite, or whose last tenth does
+not fall below ``sanity.loss_ratio`` × its loss at step 0, where every adapter but the ungated
+one is still the frozen model) is a failed run: the
+paired claims that read it are not reproduced, naming it, and the ``adaptation_sanity`` check
+fails.
 """
 
 from __future__ import annotations
@@ -22,35 +29,13 @@ from repro.common.claims import (
     all_hold,
     check_spec,
     check_worst,
+    mean_claim,
     over_seeds,
     paired_claim,
     run_claims,
 )
 from repro.common.io import read_json, write_json
 from repro.r3_adapter.names import domain_name, expects_identity
-
-# The smallest difference a ``beats`` claim counts as an effect, per metric (the last part of
-# a flat metric name; the paper states no margins). Correspondence accuracies (fractions of
-# co-visible patches, with and without the dustbin): 0.01, one point, about one seed's sd of
-# an adapted method. Pointmap EPE (scene units, depth ≈ 4): 0.01, a fifth of the pretrained
-# model's clean error (≈ 0.05) and 0.25 % of the depth. Depth AbsRel: 0.002, a quarter of the
-# pretrained clean AbsRel (≈ 0.008). Attention GT-mass and precision (probabilities) and
-# normalised entropy: 0.01.
-MIN_EFFECTS = {
-    "accuracy": 0.01,
-    "dustbin_free_accuracy": 0.01,
-    "nc_accuracy": 0.01,
-    "epe": 0.01,
-    "absrel": 0.002,
-    "gt_mass": 0.01,
-    "precision": 0.01,
-    "entropy": 0.01,
-}
-
-
-def min_effect(metric: str) -> float:
-    """The declared minimum effect of a flat metric name (``<domain>/.../<metric>``)."""
-    return MIN_EFFECTS[metric.rsplit("/", 1)[-1]]
 
 
 def _docs(spec: Mapping, inputs: Mapping) -> Mapping:
@@ -63,6 +48,53 @@ def _docs(spec: Mapping, inputs: Mapping) -> Mapping:
 
 def per_seed(document: Mapping, metric: str) -> dict[int, float]:
     return {int(row["seed"]): row.get(metric) for row in document["per_seed"]}
+
+
+def _chosen_losses(run: Mapping) -> list[float]:
+    """The adaptation losses of one seed's run at the rate it kept (JSON keys are text)."""
+    return next((v for k, v in run["losses"].items() if float(k) == run["lr"]), [])
+
+
+def run_failure(run: Mapping, loss_ratio: float) -> str:
+    """Why one seed's adaptation is a failed run, or "" (nothing trained: nothing to fail)."""
+    losses = np.asarray(_chosen_losses(run), dtype=float)
+    if not len(losses):
+        return ""
+    if not np.all(np.isfinite(losses)):
+        return "its adaptation loss is not finite"
+    tail = losses[-max(1, len(losses) // 10) :].mean()
+    if tail > loss_ratio * losses[0]:
+        return (
+            f"its adaptation loss did not fall: last tenth {tail:.4g} > {loss_ratio:g} x "
+            f"{losses[0]:.4g} at step 0"
+        )
+    return ""
+
+
+def failed_runs(inputs: Mapping) -> dict[str, dict[int, str]]:
+    """method -> {seed: reason} of every failed run (see the module text)."""
+    ratio = inputs.get("sanity", {}).get("loss_ratio")
+    if ratio is None:
+        return {}
+    found = {}
+    for method, record in inputs["runs"].items():
+        for run in record["runs"]:
+            if reason := run_failure(run, ratio):
+                found.setdefault(method, {})[int(run["seed"])] = reason
+    return found
+
+
+def _sane_per_seed(document: Mapping, metric: str, failed: Mapping[int, str]) -> dict:
+    """per_seed with a failed run's value missing (the claim is then not reproduced)."""
+    return {s: None if s in failed else v for s, v in per_seed(document, metric).items()}
+
+
+def _failures_text(methods, failed: Mapping) -> str:
+    return "; ".join(
+        f"failed run: {m} seed {s}: {reason}"
+        for m in methods
+        for s, reason in sorted(failed.get(m, {}).items())
+    )
 
 
 def precise_layer(document: Mapping) -> int:
@@ -85,18 +117,19 @@ def domain_sequence(document: Mapping) -> list[str]:
     return names
 
 
-def _ratio(doc: Mapping, metric: str, shifted: str) -> tuple[float | None, str]:
-    """Mean over seeds of shifted / clean ``metric`` (NaN-aware)."""
+def _ratios(doc: Mapping, metric: str, shifted: str) -> dict:
+    """seed -> shifted / clean ``metric`` (None where a value is missing)."""
     clean, dark = per_seed(doc, f"clean/{metric}"), per_seed(doc, f"{shifted}/{metric}")
-    ratios = {s: None if dark[s] is None or not clean[s] else dark[s] / clean[s] for s in clean}
-    return over_seeds(ratios, np.mean)
+    return {s: None if dark[s] is None or not clean[s] else dark[s] / clean[s] for s in clean}
 
 
 def collapse(claim_id, spec, inputs) -> Claim:
     """C1 on the relation: for each of ``measures`` (default: the match accuracy), the mean
-    over seeds of shifted / clean meets the criterion — accuracies of the match head,
-    ``gt_mass``/``precision`` of the most precise clean cross-attention layer — and in that
-    layer GT-mass falls and pointmap EPE rises monotonically with severity."""
+    over seeds of shifted / clean, with a t interval over the seeds, meets the criterion —
+    accuracies of the match head, ``gt_mass``/``precision`` of the most precise clean
+    cross-attention layer — and in that layer GT-mass falls and pointmap EPE rises
+    monotonically with severity. The measured number and interval are the least favourable
+    measure's."""
     doc = inputs["metrics"][spec["method"]]
     shifted = domain_name(spec["severity"])
     layer = precise_layer(doc)
@@ -111,16 +144,13 @@ def collapse(claim_id, spec, inputs) -> Claim:
     parts = []
     for measure in spec.get("measures", ["accuracy"]):
         metric = measure if "accuracy" in measure else f"layer{layer}/{measure}"
-        ratio, reason = _ratio(doc, metric, shifted)
-        detail = f"{shifted}/clean {metric} {ratio if ratio is None else round(ratio, 4)}"
-        parts.append(
-            (metric, check_spec(claim_id, spec, ratio, "; ".join(filter(None, [detail, reason]))))
-        )
+        ratios = _ratios(doc, metric, shifted)
+        parts.append((metric, mean_claim(claim_id, spec, ratios, f"{shifted}/clean {metric}")))
     claim = all_hold(claim_id, parts)
-    ratios = [c.measured for _, c in parts if c.measured is not None]
-    if ratios and len(ratios) == len(parts):  # the measured number: the least favourable ratio
-        worst = max if spec["criterion"]["op"].startswith("<") else min
-        claim = dataclasses.replace(claim, measured=worst(ratios))
+    if all(c.measured is not None for _, c in parts):  # the least favourable measure
+        pick = max if spec["criterion"]["op"].startswith("<") else min
+        _, worst = pick(parts, key=lambda part: part[1].measured)
+        claim = dataclasses.replace(claim, measured=worst.measured, interval=worst.interval)
     details = "; ".join(f"{c.details} ({c.verdict})" for _, c in parts) + f"; {context}"
     if claim.verdict == REPRODUCED and not falls:
         return dataclasses.replace(
@@ -131,23 +161,18 @@ def collapse(claim_id, spec, inputs) -> Claim:
 
 def paired(claim_id, spec, inputs) -> Claim:
     """``method`` against every baseline on one metric, paired over seeds; held iff it holds
-    against each (the measured number and interval are the least favourable comparison's)."""
+    against each (the measured number and interval are the least favourable comparison's).
+    A failed run's seed has no value (not reproduced, the reason in the details)."""
     metrics, metric = _docs(spec, inputs), spec["metric"]
-    ours = per_seed(metrics[spec["method"]], metric)
-    parts = [
-        (
-            b,
-            paired_claim(
-                claim_id,
-                spec,
-                ours,
-                per_seed(metrics[b], metric),
-                f"{metric}",
-                min_effect=min_effect(metric),
-            ),
+    failed = {} if spec.get("dataset") else failed_runs(inputs)
+    ours = _sane_per_seed(metrics[spec["method"]], metric, failed.get(spec["method"], {}))
+    parts = []
+    for b in spec["baselines"]:
+        theirs = _sane_per_seed(metrics[b], metric, failed.get(b, {}))
+        why = _failures_text([spec["method"], b], failed)
+        parts.append(
+            (b, paired_claim(claim_id, spec, ours, theirs, "; ".join(filter(None, [why, metric]))))
         )
-        for b in spec["baselines"]
-    ]
     merged = all_hold(claim_id, [(f"{spec['method']} − {b}", c) for b, c in parts])
     if len(parts) == 1:
         return dataclasses.replace(
@@ -191,6 +216,17 @@ def scalar(claim_id, spec, inputs) -> Claim:
     )
 
 
+def adaptation_sanity(claim_id, spec, inputs) -> Claim:
+    """Check: failed runs (a loss not finite, or not below its value at step 0) over every
+    method and seed."""
+    failed = failed_runs(inputs)
+    runs = sum(len(r["runs"]) for r in inputs["runs"].values())
+    text = _failures_text(sorted(failed), failed) or "none"
+    return check_spec(
+        claim_id, spec, sum(map(len, failed.values())), f"{runs} runs checked; {text}"
+    )
+
+
 def lr_interior(claim_id, spec, inputs) -> Claim:
     """Check: no method's chosen rate sits on an edge of the (widened) grid it searched."""
     edges = sorted(
@@ -200,6 +236,7 @@ def lr_interior(claim_id, spec, inputs) -> Claim:
 
 
 KINDS = {
+    "adaptation_sanity": adaptation_sanity,
     "lr_interior": lr_interior,
     "collapse": collapse,
     "paired": paired,
@@ -211,10 +248,17 @@ KINDS = {
 
 
 def check_claims(
-    claims: dict, checks: dict, metrics: dict, runs: dict, out: str, full: dict | None = None
+    claims: dict,
+    checks: dict,
+    metrics: dict,
+    runs: dict,
+    out: str,
+    full: dict | None = None,
+    sanity: dict | None = None,
 ) -> list[Claim]:
-    """``full``: {"backbone/data set": {method: summary}} of the full-scale grid, if run."""
-    inputs = {"metrics": metrics, "runs": runs, "full": full or {}}
+    """``full``: {"backbone/data set": {method: summary}} of the full-scale grid, if run;
+    ``sanity``: papers.r3_adapter.sanity (what makes a seed's run a failed run)."""
+    inputs = {"metrics": metrics, "runs": runs, "full": full or {}, "sanity": sanity or {}}
     results = run_claims(claims, KINDS, inputs, checks)
     write_json(out, results)
     return results
@@ -234,7 +278,13 @@ def main(argv: list[str] | None = None) -> None:
     runs = {d["method"]: d for d in map(read_json, args.runs)}
     full = full_documents(map(read_json, args.full))
     check_claims(
-        section.get("claims", {}), section.get("checks", {}), metrics, runs, args.out, full
+        section.get("claims", {}),
+        section.get("checks", {}),
+        metrics,
+        runs,
+        args.out,
+        full,
+        section.get("sanity"),
     )
 
 

@@ -37,8 +37,17 @@ def _check_entries(section: dict[str, Any]) -> None:
             for field in needs:
                 if field not in spec:
                     raise ConfigError(f"{key}.{field}: a {spec['kind']} entry names it")
-            if spec.get("severity", 1) > severities:
-                raise ConfigError(f"{key}.severity: only {severities} severities are configured")
+            controls = spec.get("controls") or {}
+            sets = {"": spec} | {
+                f".controls.{side}.set": c["set"]
+                for side, c in controls.items()
+                if isinstance(c, dict) and "set" in c
+            }
+            for where, keys in sets.items():
+                if keys.get("severity", 1) > severities:
+                    raise ConfigError(
+                        f"{key}{where}.severity: only {severities} severities are configured"
+                    )
 
 
 def check(config: dict[str, Any]) -> None:
@@ -75,6 +84,7 @@ def check(config: dict[str, Any]) -> None:
             "dataset": full.get("datasets", {}),  # full-scale entries: a data set and
             "backbone": full.get("backbones", {}),  # a backbone of the grid
         },
+        require_controls=True,
     )
     _check_entries(section)
     _check_full(config, section)

@@ -130,7 +130,7 @@ class Candidates:
         self.refined = self.reused = 0
         self.minhash = {
             s: MinHashIndex(
-                R, s, bands=cfg.minhash_bands, rows_per_band=cfg.minhash_rows, seed=cfg.seed
+                R, s, bands=cfg.minhash_bands, rows_per_band=cfg.minhash_rows, seed=cfg.minhash_seed
             )
             for s in (self.signs if cfg.minhash_bands else ())
         }

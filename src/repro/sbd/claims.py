@@ -8,12 +8,17 @@ Checks (``papers.sbd.checks``; hold by construction unless there is a bug):
 ``recovery_degradation`` (the seed-mean Jaccard's drop from the least to the most noise,
 with no rise beyond a tolerance on the way), ``compression`` (CF of a method on a graph),
 ``signed_vs_unsigned`` (paired CF difference over the seeds of one sign-study setting, three-way
-with the margin :data:`MIN_EFFECTS` ``["cf"]``; the other settings, each isolating another
-cause, in the details), ``spmm_speedup`` (speedup over CSR of the fastest of interleaved calls,
-or its fraction of the CF bound, at one d; :mod:`repro.sbd.spmm_bench`), ``speedup_bound``
-(largest speedup / CF over every graph, method and d); and the shared ``not_tested``. A claim's
-``explorations`` (data sets added after the pre-registered one) are reported in its
-details, never as its verdict.
+with the criterion's margin ``delta`` from the config; the other settings, each isolating
+another cause, in the details), ``spmm_speedup`` (speedup over CSR of the fastest of
+interleaved calls, or its fraction of the CF bound, at one d; :mod:`repro.sbd.spmm_bench`),
+``speedup_bound`` (largest speedup / CF over every graph, method and d); and the shared
+``not_tested``. A claim's ``explorations`` (data sets added after the pre-registered one) are
+reported in its details, never as its verdict.
+
+A ``method`` may also name an oracle of :mod:`repro.sbd.oracles` (the planted truth and its
+thinned copy), which the claims' controls judge with the same handlers. A decomposition that
+does not reproduce its matrix exactly is a failed run: the claims that read it are not
+reproduced, naming it (and the ``exact_reconstruction`` check fails).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from repro.common.claims import (
     Claim,
     check_spec,
     check_worst,
+    mean_claim,
     not_tested,
     over_seeds,
     paired_claim,
@@ -36,13 +42,8 @@ from repro.common.claims import (
 from repro.common.io import read_json, write_json
 from repro.common.stats import paired_difference
 from repro.sbd import checks
+from repro.sbd.oracles import PLANTED_TRUTH
 from repro.sbd.recovery import noise_cells, noise_grid
-
-# The smallest difference that counts, per metric, for every paired claim whose paper gives no
-# margin of its own. CF (entries): 0.3, about 2 % of the CF of the sign study's graphs (≈ 15),
-# less than one factor's share of the cost there; fixed after an exploratory look at seeds 0–4
-# of the sign study, so the verdict uses fresh seeds 10–14.
-MIN_EFFECTS = {"cf": 0.3}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,23 +53,48 @@ class Inputs:
     sign: dict  # the sign study
 
 
+def _lookup(document: dict, method: str):
+    """A method's entry in a data set's metrics; the planted truth's where it is asked for."""
+    if method == PLANTED_TRUTH:
+        return document.get(PLANTED_TRUTH)
+    return document.get("methods", {}).get(method)
+
+
 def _entry(spec, metrics):
-    m = metrics.get(spec["dataset"], {}).get("methods", {})
-    return m.get(spec.get("method", ""))
+    return _lookup(metrics.get(spec["dataset"], {}), spec.get("method", ""))
+
+
+def _not_exact(entry) -> int:
+    return int(entry.get("mismatched_cells", 0))
+
+
+def _failed_rows(rows) -> str:
+    """The study rows whose decomposition does not reproduce its graph: failed runs."""
+    labels = ("setting", "deletion", "background")
+    return "; ".join(
+        f"failed run: {r['method']}, "
+        + ", ".join(f"{k} {r[k]:g}" if k != "setting" else r[k] for k in labels if k in r)
+        + f", seed {r['seed']}: the decomposition misses {_not_exact(r)} cells of the graph"
+        for r in rows
+        if _not_exact(r)
+    )
 
 
 def _recovery(cid, spec, inputs):
     """Worst seed's mean best Jaccard at the claim's (deletion, background) cell."""
     cell = (spec["deletion"], spec["background"])
-    rows = [r for r in inputs.noise["rows"] if r["method"] == spec["method"]]
-    per_seed = {
-        r["seed"]: r["mean_best_jaccard"] for r in rows if (r["deletion"], r["background"]) == cell
-    }
-    if not per_seed:
+    rows = [
+        r
+        for r in inputs.noise["rows"]
+        if r["method"] == spec["method"] and (r["deletion"], r["background"]) == cell
+    ]
+    if not rows:
         return check_spec(
             cid, spec, None, f"the noise study has no cell (deletion, background) = {cell}"
         )
+    per_seed = {r["seed"]: None if _not_exact(r) else r["mean_best_jaccard"] for r in rows}
     worst, reason = over_seeds(per_seed, min)
+    reason = _join(_failed_rows(rows), reason)
     details = f"{spec['method']}, deletion {cell[0]:g}, background {cell[1]:g}; per seed: " + (
         ", ".join(f"{s}: {v if v is None else round(v, 3)}" for s, v in per_seed.items())
     )
@@ -76,12 +102,17 @@ def _recovery(cid, spec, inputs):
 
 
 def _degradation(cid, spec, inputs):
-    """Drop of the seed-mean Jaccard from the least to the most noisy cell of the grid; a
-    rise by more than ``tolerance`` between neighbouring cells contradicts it; a cell with a
-    missing seed makes it not reproduced."""
+    """Drop of the Jaccard from the least to the most noisy cell of the grid, per seed: its
+    mean with a t interval over the seeds; a rise of the seed means by more than
+    ``tolerance`` between neighbouring cells contradicts it; a cell with a missing seed or a
+    failed run makes it not reproduced."""
+    failed = _failed_rows(r for r in inputs.noise["rows"] if r["method"] == spec["method"])
+    if failed:
+        return check_spec(cid, spec, None, failed)
+    cells = noise_cells(inputs.noise, spec["method"])
     missing = [
         f"({d:g}, {b:g}): {reason}"
-        for (d, b), seeds in noise_cells(inputs.noise, spec["method"]).items()
+        for (d, b), seeds in cells.items()
         if (reason := over_seeds(seeds, min)[1])
     ]
     if missing:
@@ -99,7 +130,9 @@ def _degradation(cid, spec, inputs):
         + ", ".join(f"{b:g}: {v:.2f}" for b, v in zip(bgs, grid[0], strict=True))
         + f"; cells below 0.9: {', '.join(below) or 'none'}; rises > {tol:g}: {rises}"
     )
-    claim = check_spec(cid, spec, float(grid[0, 0] - grid[-1, -1]), details)
+    least, most = cells[dels[0], bgs[0]], cells[dels[-1], bgs[-1]]
+    drops = {s: v - most[s] if s in most else None for s, v in least.items()}
+    claim = mean_claim(cid, spec, drops, details + "; drop least → most noise")
     if rises:
         return dataclasses.replace(claim, verdict=CONTRADICTED, details=f"not monotone: {details}")
     return claim
@@ -109,7 +142,7 @@ def _explorations(spec, inputs, describe) -> str:
     """``exploration, not the verdict: ...`` for the data sets in ``spec["explorations"]``."""
     found = []
     for dataset in spec.get("explorations", []):
-        e = inputs.metrics.get(dataset, {}).get("methods", {}).get(spec["method"])
+        e = _lookup(inputs.metrics.get(dataset, {}), spec["method"])
         found.append(f"{dataset}: {describe(e)}" if e else f"{dataset}: not in this run")
     return f"exploration, not the verdict: {'; '.join(found)}" if found else ""
 
@@ -121,17 +154,27 @@ def _describe_cf(e) -> str:
     )
 
 
+def _failed_entry(cid, spec, e):
+    """Not reproduced when the decomposition read does not reproduce its graph."""
+    where = f"{spec['dataset']}/{spec['method']}"
+    reason = f"failed run: {where} misses {_not_exact(e)} cells of the graph (not exact)"
+    return check_spec(cid, spec, None, reason)
+
+
 def _compression(cid, spec, inputs):
     e = _entry(spec, inputs.metrics)
     if e is None:
         return not_tested(cid, spec["claim"], f"{spec['dataset']}/{spec['method']} not in this run")
+    if _not_exact(e):
+        return _failed_entry(cid, spec, e)
     details = f"{spec['dataset']}/{spec['method']}: {_describe_cf(e)}"
     return check_spec(cid, spec, e["cf"], _join(details, _explorations(spec, inputs, _describe_cf)))
 
 
 def _cf_by_seed(study, setting, method) -> dict:
+    """seed -> CF of one method in one setting; None for a failed run (not exact)."""
     return {
-        r["seed"]: r["cf"]
+        r["seed"]: None if _not_exact(r) else r["cf"]
         for r in study["rows"]
         if r["setting"] == setting and r["method"] == method
     }
@@ -152,15 +195,18 @@ def _signed_vs_unsigned(cid, spec, inputs):
         _cf_by_seed(inputs.sign, spec["setting"], a),
         _cf_by_seed(inputs.sign, spec["setting"], b),
     )
-    details = (
+    judged = [r for r in inputs.sign["rows"] if r["setting"] == spec["setting"]]
+    details = _join(
+        _failed_rows(r for r in judged if r["method"] in (a, b)),
         f"sign study, {spec['setting']}: CF {a} {_seeds(A)} vs {b} {_seeds(B)}; "
-        f"the other settings (CF {a} − {b}): {'; '.join(others) or 'none'}"
+        f"the other settings (CF {a} − {b}): {'; '.join(others) or 'none'}",
     )
-    return paired_claim(cid, spec, A, B, details, min_effect=MIN_EFFECTS["cf"])
+    return paired_claim(cid, spec, A, B, details)
 
 
 def _seeds(values: dict) -> str:
-    return "{" + ", ".join(f"{s}: {v:.2f}" for s, v in values.items()) + "}"
+    shown = (f"{s}: {'failed' if v is None else f'{v:.2f}'}" for s, v in values.items())
+    return "{" + ", ".join(shown) + "}"
 
 
 def _speedup(cid, spec, inputs):
@@ -177,6 +223,8 @@ def _speedup(cid, spec, inputs):
         return not_tested(
             cid, spec["claim"], f"needs d={spec['d']} on {spec.get('device')}; this run: {where}"
         )
+    if _not_exact(e):
+        return _failed_entry(cid, spec, e)
     measured, text = _timing(spec, e)
     explored = _explorations(spec, inputs, lambda entry: _timing(spec, entry)[1])
     return check_spec(cid, spec, measured, _join(f"{spec['dataset']}, {text}", explored))
@@ -203,9 +251,13 @@ def _timing(spec, e) -> tuple[float, str]:
 def _bound(cid, spec, inputs):
     """Largest speedup / CF over the claim's backend (all when unset); the other backend's
     largest ratio is reported in the details either way."""
+    entries = list(checks.entries(inputs.metrics))
+    failed = [f"{d}/{m} misses {_not_exact(e)} cells" for d, m, e in entries if _not_exact(e)]
+    if failed:
+        return check_spec(cid, spec, None, "failed runs (not exact): " + "; ".join(failed))
     ratios = {
         f"{d}/{m}/d={r['d']}/{k}": r[f"speedup_{k}"] / e["cf"]
-        for d, m, e in checks.entries(inputs.metrics)
+        for d, m, e in entries
         for r in e["spmm"]
         for k in ("scipy", "torch")
     }
@@ -246,7 +298,8 @@ def check_claims(
     specs: dict, checks: dict, metrics_paths: dict, noise_paths, sign_paths, output
 ) -> list[Claim]:
     """Judge the claims, then the checks, on a run's metrics and studies (each study as
-    its per-method files); write them to ``output``."""
+    its per-method files; the noise study's oracles are one more file); write them to
+    ``output``."""
     inputs = Inputs(
         metrics={name: read_json(path) for name, path in metrics_paths.items()},
         noise=_rows(noise_paths),
@@ -274,7 +327,7 @@ def main(argv: list[str] | None = None) -> None:
         sbd["claims"],
         sbd.get("checks", {}),
         {d: metrics / f"{d}.json" for d in sbd["datasets"]},
-        study("noise_study"),
+        [*study("noise_study"), metrics / "noise_study" / "oracles.json"],
         study("sign_study"),
         a.output,
     )

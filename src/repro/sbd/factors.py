@@ -103,6 +103,21 @@ class Decomposition:
         factors = 2 * 4 * (self.rank + 1) + 4 * self.factor_entries + (self.rank + 7) // 8
         return csr_bytes(canonical(A)) / (factors + csr_bytes(self.residual))
 
+    def sizes(self, A: sp.csr_matrix) -> dict:
+        """What a metrics file records of a decomposition of A: sizes, CFs, and the cells
+        where the factors plus residual differ from A (0 unless something is broken)."""
+        return {
+            "nnz": int(A.nnz),
+            "shape": list(A.shape),
+            "rank": self.rank,
+            "factor_entries": self.factor_entries,
+            "residual_nnz": int(self.residual.nnz),
+            "cost": self.cost,
+            "cf": self.compression_factor,
+            "cf_bytes": self.compression_factor_bytes(A),
+            "mismatched_cells": int((self.to_sparse() != A).nnz),
+        }
+
     # --- products -------------------------------------------------------------------
     def spmm_scipy(self, X: np.ndarray) -> np.ndarray:
         """A @ X as U_s (Vᵀ X) + R X with scipy (three sparse-dense products)."""

@@ -19,8 +19,8 @@ def compression_speedup(metrics: list[dict], png, pdf) -> None:
     names = [m["dataset"] for m in metrics]
     methods = list(metrics[0]["methods"])
     width = 0.8 / len(methods)
-    for k, method in enumerate(methods):
-        cf = [m["methods"][method]["cf"] for m in metrics]
+    for k, method in enumerate(methods):  # (a graph may run only some methods)
+        cf = [m["methods"].get(method, {}).get("cf", np.nan) for m in metrics]
         left.bar(np.arange(len(names)) + k * width, cf, width, label=method)
     left.axhline(10, color="k", lw=0.8, ls="--", label="CF = 10")
     left.set(xticks=np.arange(len(names)) + 0.4 - width / 2, ylabel="compression factor (entries)")

@@ -42,7 +42,7 @@ class GreedyConfig:
     # starts from each degree seed row: "support" (its sign-s cells), "grow" (rows added by
     # overlap); None: support for the signed greedy, grow for the unsigned one
     starts: tuple[str, ...] | None = None
-    seed: int = 0
+    minhash_seed: int = 0  # the min-hash functions (papers.sbd.greedy.minhash_seed)
 
 
 def _disjoint(U, V, accepted, by_row) -> bool:

@@ -20,6 +20,7 @@ from repro.sbd import graphs
 from repro.sbd.baselines import svd_at_budget
 from repro.sbd.factors import Decomposition
 from repro.sbd.greedy import GreedyConfig, decompose
+from repro.sbd.oracles import PLANTED_TRUTH, oracle_metrics
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.recovery import recovery_metrics
 from repro.sbd.spmm_bench import compare
@@ -39,11 +40,12 @@ def _save_graph(path, A: sp.csr_matrix, truth: dict | None) -> None:
         "indices": A.indices,
         "data": A.data,
     }
-    if truth is not None:
+    if truth is not None:  # (a graph planted without blocks has an empty truth)
+        empty = [np.zeros(0, dtype=np.int64)]
         arrays["truth_row_ptr"] = np.cumsum([0] + [len(u) for u in truth["rows"]])
-        arrays["truth_rows"] = np.concatenate(truth["rows"])
+        arrays["truth_rows"] = np.concatenate(empty + list(truth["rows"]))
         arrays["truth_col_ptr"] = np.cumsum([0] + [len(v) for v in truth["cols"]])
-        arrays["truth_cols"] = np.concatenate(truth["cols"])
+        arrays["truth_cols"] = np.concatenate(empty + list(truth["cols"]))
         arrays["truth_signs"] = truth["signs"]
     write_npz(path, **arrays)
 
@@ -92,22 +94,13 @@ def run_decomposition(data, method: dict, greedy: dict, output_npz, output_json)
 
 
 def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) -> dict:
-    mismatch = int((dec.to_sparse() != A).nnz)
     out = {
-        "nnz": int(A.nnz),
-        "shape": list(A.shape),
-        "rank": dec.rank,
-        "factor_entries": dec.factor_entries,
-        "residual_nnz": int(dec.residual.nnz),
-        "cost": dec.cost,
-        "cf": dec.compression_factor,
-        "cf_bytes": dec.compression_factor_bytes(A),
-        "mismatched_cells": mismatch,
+        **dec.sizes(A),
         "decompose_seconds": info["seconds"],
         "trace": info["trace"],
         **svd_at_budget(A, dec.cost),
     }
-    if truth is not None:
+    if truth is not None and len(truth["rows"]):  # (a random graph has no blocks to recover)
         found = {"rows": dec.rows, "cols": dec.cols, "signs": dec.signs}
         out["recovery"] = recovery_metrics(truth, found)
     out["spmm"] = [
@@ -119,6 +112,7 @@ def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) 
             warmup=ev["warmup"],
             repeats=ev["repeats"],
             cpu_repeats=ev.get("cpu_repeats"),
+            seed=ev["operand_seed"],
         )
         for d in ev["dims"]
     ]
@@ -128,7 +122,8 @@ def _method_metrics(A, truth, dec: Decomposition, info: dict, ev: dict, device) 
 def evaluate(
     dataset, data, methods: dict, decompositions, infos, ev: dict, device, threads, output
 ):
-    """Per method: sizes, CF, exactness, recovery, SVD at equal budget, SpMM timings."""
+    """Per method: sizes, CF, exactness, recovery, SVD at equal budget, SpMM timings; on a
+    planted graph also the planted truth's own CF (``planted_truth``, the claims' control)."""
     set_threads(threads)
     device = select_device(device)
     A, truth = load_graph(data)
@@ -137,11 +132,13 @@ def evaluate(
             m: _method_metrics(A, truth, Decomposition.load(npz), read_json(js), ev, device)
             for m, npz, js in zip(methods, decompositions, infos, strict=True)
         }
+    oracle = {} if truth is None else {PLANTED_TRUTH: oracle_metrics(A, truth, truth)}
     write_json(
         output,
         {
             "dataset": dataset,
             "methods": per_method,
+            **oracle,
             "torch_threads": torch.get_num_threads(),
             "provenance": run.provenance(),
         },
@@ -179,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
             a.data, sbd["methods"][a.method], sbd.get("greedy", {}), a.factors, a.info
         )
     else:
-        methods = list(sbd["methods"])
+        methods = list(sbd["datasets"][a.dataset].get("methods", sbd["methods"]))
         folder = Path(a.decompositions)
         evaluate(a.dataset, a.data, methods, [folder / f"{m}.npz" for m in methods],
                  [folder / f"{m}.json" for m in methods], sbd["evaluation"], a.device,

@@ -21,14 +21,30 @@ SIGNALS = {
     "oracle_cosine": "scale_cosine",
     "magnitude": "scale_magnitude",
     "nn_l2_per_magnitude": None,  # L2 divided by ‖Δ̂‖: scale-free already
+    # the negative control of every distance claim: a uniform draw per prediction
+    # (analysis.control_seed), judged by the same handlers as the distances
+    "random": None,
 }
-PARTIAL = {"partial_nn_l2": "nn_l2", "partial_nn_cosine": "nn_cosine"}  # given magnitude
+# ρ per group only (no pooling, deciles or LOO): ‖Δ‖ of the truth, for the check that
+# magnitude does not decide quality in the coverage regime
+GROUP_ONLY = ("true_magnitude",)
+# the brief's magnitude-controlled variant: the partial ρ given ‖Δ̂‖ (the oracle's too, as
+# its positive control)
+PARTIAL = {f"partial_{name}": name for name in ("nn_l2", "nn_cosine", "oracle_l2", "oracle_cosine")}
 # signed advantage −ρ_NN − ρ_mag: the distance trusted when small (the paper's direction),
 # the magnitude trusted when large (pre-registered; |ρ| would let a wrong sign win)
 PAIRED = {
-    "nn_l2_vs_magnitude": ("nn_l2", "magnitude"),
-    "nn_cosine_vs_magnitude": ("nn_cosine", "magnitude"),
+    f"{name}_vs_magnitude": (name, "magnitude")
+    for name in ("nn_l2", "nn_cosine", "oracle_l2", "oracle_cosine", "random")
 }
+# the paper's comparison (issue 35 §1): the median group ρ of a signal over the oracle's
+ORACLES = ("oracle_l2", "oracle_cosine")
+RATIOS = {
+    f"{name}/{oracle}": (name, oracle)
+    for name in ("nn_l2", "nn_cosine", "oracle_l2", "oracle_cosine", "random")
+    for oracle in ORACLES
+}
+AGGREGATE = ("nn_l2", "nn_cosine", "oracle_l2", "oracle_cosine", "random")  # C8
 KEY = ["model", "line", "pert"]
 
 
@@ -40,12 +56,15 @@ class AnalysisConfig:
     confidence: float = 0.95
     deciles: int = 10
     bootstrap_seed: int = 0
+    control_seed: int = 0  # the random signal and the permuted programmes of C2's control
 
 
-def pair_frame(evals: list[dict]) -> pd.DataFrame:
-    """All seeds' per-prediction rows, with the derived L2-over-magnitude signal."""
+def pair_frame(evals: list[dict], control_seed: int) -> pd.DataFrame:
+    """All seeds' per-prediction rows, with the derived L2-over-magnitude signal and the
+    random control signal (uniform, drawn from ``control_seed``)."""
     df = pd.DataFrame([{**r, "seed": e["seed"]} for e in evals for r in e["pairs"]])
     df["nn_l2_per_magnitude"] = df["nn_l2"] / df["magnitude"]
+    df["random"] = np.random.default_rng(control_seed).random(len(df))
     df["group"] = df["model"] + "|" + df["line"]
     return df
 
@@ -73,6 +92,8 @@ def rho_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
         for name, scale in SIGNALS.items():
             s = _stack(df, name, seeds)
             out[name] = s / _stack(df, scale, seeds) if normalised and scale else s
+        if not normalised:  # evaluations written before true_magnitude lack it
+            out |= {name: _stack(df, name, seeds) for name in GROUP_ONLY if name in df}
         for name, signal in PARTIAL.items():
             out[name] = (out[signal], out["magnitude"])
         return out
@@ -86,12 +107,18 @@ def rho_tables(df: pd.DataFrame, cfg: AnalysisConfig) -> dict:
         rng=rng,
         pooled=normalised,
         paired=PAIRED,
-        aggregate=("nn_l2", "nn_cosine"),
+        aggregate=AGGREGATE,
+        ratios=RATIOS,
         **boot,
     )
     # the same draws' seeds and predictions for the raw pooled ρ
     raw_pooled = bootstrap_rho(
-        q, {}, groups, rng=np.random.default_rng(cfg.bootstrap_seed), pooled=raw, **boot
+        q,
+        {},
+        groups,
+        rng=np.random.default_rng(cfg.bootstrap_seed),
+        pooled={k: v for k, v in raw.items() if k not in GROUP_ONLY},
+        **boot,
     )
     out["pooled_raw"] = raw_pooled["pooled"]
     out["deciles"] = {
@@ -158,15 +185,19 @@ def risk_curves(df: pd.DataFrame, cfg: AnalysisConfig, loo: dict) -> dict:
 def baselines(deltas: pd.DataFrame, pairs: pd.DataFrame) -> dict:
     """Table 1's simple predictors on the few-shot pairs: the line's mean training Δ
     (perturbed mean) and the same perturbation's mean Δ in the lines that trained on it."""
-    out = {"train_mean": [], "other_lines": []}
-    train = pairs[pairs["split"] == "train"]
-    for line, pert in pairs.index[pairs["split"] == "fewshot"]:
-        true = deltas.loc[(line, pert)].to_numpy()[None]
-        mean = deltas.loc[line].loc[train.loc[line].index].mean().to_numpy()[None]
-        out["train_mean"].append(float(pearson_rows(mean, true)[0]))
-        seen = [c for c in train.index.get_level_values(0).unique() if (c, pert) in train.index]
-        other = deltas.loc[[(c, pert) for c in seen]].mean().to_numpy()[None] if seen else None
-        out["other_lines"].append(float(pearson_rows(other, true)[0]) if seen else np.nan)
+    train = deltas.loc[pairs.index[pairs["split"] == "train"]].astype(np.float64)
+    held = pairs.index[pairs["split"] == "fewshot"]
+    true = deltas.loc[held].to_numpy()
+    line_mean = train.groupby(level=0).mean()  # per line: its training perturbations' mean
+    pert_mean = train.groupby(level=1).mean()  # per perturbation: the lines that trained it
+    lines, perts = held.get_level_values(0), held.get_level_values(1)
+    seen = perts.isin(pert_mean.index)
+    other = np.full_like(true, np.nan)
+    other[seen] = pert_mean.loc[perts[seen]].to_numpy()
+    out = {
+        "train_mean": pearson_rows(line_mean.loc[lines].to_numpy(), true),
+        "other_lines": pearson_rows(other, true),
+    }
     return {
         k: {"mean_pearson_delta": float(np.nanmean(v)), "n": int(np.isfinite(v).sum())}
         for k, v in out.items()

@@ -91,17 +91,22 @@ def _line_means(lines: list[dict], get, keys=None) -> dict[str, list[float]]:
     }
 
 
-def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dict:
+def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str], seed: int) -> dict:
     """|cos(gene map, planted program)| per (encoder, line) group, and the cross-group
     cosine matrix, both averaged over seeds (the map's sign is arbitrary: |cos|)."""
     stress = program_vector(programs)
     # the program's gene labels permuted: a negative control of the map test on any data
-    # (real data included), the mean |cos| over SHUFFLES permutations
-    rng = np.random.default_rng(0)
+    # (real data included), the mean |cos| over SHUFFLES permutations drawn from ``seed``
+    rng = np.random.default_rng(seed)
     shuffled = [program_vector(rng.permutation(programs)) for _ in range(SHUFFLES)]
     groups = [(m, c) for m in models for c in sorted(evals[0]["audit"][m]["lines"])]
     cos_stress, matrices, enrichment = [], [], []
-    explorations = {"regression_map": [], "gene_map_attention": [], "gene_map_residual": []}
+    # the maps beside the brief's injection: the regression of Δ̂ on the PC1 scores (C2's
+    # test), the injection into the attention update, the residual stream's direction, and
+    # the PC1 direction of the true Δ (C2's positive control: the map of a model that
+    # learnt the data's leading direction exactly)
+    keys = ("regression_map", "gene_map_attention", "gene_map_residual", "true_delta_map")
+    explorations = {key: [] for key in keys if key in first_line(evals, models)}
     controls = {key: [] for key in explorations}
     for e in evals:
         maps = np.array([e["audit"][m]["lines"][c]["gene_map"] for m, c in groups])
@@ -126,8 +131,6 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         "groups": names,
         "abs_cos_stress": dict(zip(names, per_group.tolist(), strict=True)),
         "abs_cos_stress_per_seed": cos_stress,
-        # beside the brief's injection map: the regression of Δ̂ on the PC1 scores (C2's
-        # test), the injection into the attention update, the residual stream's direction
         **{
             f"abs_cos_stress_{key}": dict(zip(names, np.mean(v, 0).tolist(), strict=True))
             for key, v in explorations.items()
@@ -151,6 +154,11 @@ def gene_maps(evals: list[dict], programs: np.ndarray, models: list[str]) -> dic
         "enrichment_seed0": dict(zip(names, enrichment[0], strict=True)),
         "mean_gene_map": dict(zip(names, np.mean(aligned, axis=0).tolist(), strict=True)),
     }
+
+
+def first_line(evals: list[dict], models: list[str]) -> dict:
+    """The audit record of the first model's first line (the keys every group carries)."""
+    return next(iter(evals[0]["audit"][models[0]]["lines"].values()))
 
 
 def _aligned(gene_map: list[float], stress: np.ndarray) -> np.ndarray:

@@ -5,16 +5,20 @@ prepare record}}``. Claims with several conditions (C1–C4, C6) hold only when 
 condition holds (three-way, :func:`repro.common.claims.combined_verdict`); each condition's
 number is in the details. Intervals of ρ come from the hierarchical bootstrap over seeds and
 predictions (:mod:`repro.st_reliability.hierarchical`); paired claims over seeds use the
-paired t interval and the metric's minimum effect in :data:`MIN_EFFECTS`.
+paired t interval and the margin ``delta`` written in the claim's criterion in the config.
+Every claim's controls (another signal, model or predictor of the same run) are judged by
+these same handlers (:mod:`repro.common.controls`).
 
 Kinds: ``attention_vs_nulls`` (C1: within-model attention swap, judged only when its
 controls pass, and causal check; null models reported), ``program_gene_map`` (C2,
 regression map with its negative control), ``degrades_with_distance`` (C3),
 ``family_vs_pool`` (C4), ``median_group_rho`` (C5), ``loo_transfer`` (C6),
-``beats_magnitude`` (C7, signed), ``aggregate_vs_rho`` (C8, signed equivalence); checks
-``generator_self_check``, ``self_only_identity`` and ``swap_control`` (the swap detects a
-planted attention dependence and not a planted independence,
-:mod:`repro.st_reliability.swap_control`).
+``beats_magnitude`` (C7, signed), ``aggregate_vs_rho`` (C8, signed equivalence),
+``ratio_to_oracle`` (C5's comparison with the oracle); checks ``generator_self_check``,
+``self_only_identity``, ``swap_control`` (the swap detects a planted attention dependence
+and not a planted independence, :mod:`repro.st_reliability.swap_control`),
+``oracle_fails`` (the oracle does not pass C5's criterion in a regime) and
+``rho_near_zero`` (a signal's median group ρ near 0: magnitude does not decide quality).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import dataclasses
 
 import numpy as np
 
+from repro.common import controls as ctl
 from repro.common.claims import (
     CONTRADICTED,
     INCONCLUSIVE,
@@ -47,20 +52,6 @@ from repro.st_reliability.claim_parts import (
 )
 from repro.st_reliability.reliability import spearman
 
-# The minimum effect of every "beats" claim, per metric (issue 20 §4; the paper's sentences
-# give no margin of their own):
-MIN_EFFECTS = {
-    # PC1 variance fraction of the set-mean attention updates: five points of variance, about
-    # the spread of one model's fraction over its four lines in the embedded run
-    "pc1_fraction": 0.05,
-    # mean row KL(A_i ‖ uniform) in nats: 0.05 nats is a row ~1.7x off uniform on ~5% of its mass
-    "kl_uniform": 0.05,
-    # per-perturbation quality q (cell-eval's pearson_delta): 0.05 of a correlation
-    "pearson_delta": 0.05,
-    # Spearman ρ of quality against a reliability signal (C7's signed advantage)
-    "rho": 0.05,
-}
-
 
 def _comparison(spec, spectra, method, seeds, comparison) -> tuple[str, Claim]:
     """One paired part of C1 (trained model's statistic against a null model, a within-model
@@ -68,13 +59,13 @@ def _comparison(spec, spectra, method, seeds, comparison) -> tuple[str, Claim]:
     trained = spectra[method]
     if "causal" in comparison:  # quality under the control edit − under the edit
         edit, control = comparison["causal"], comparison["control"]
-        label, metric = f"q({control}) − q({edit}), {method}", "pearson_delta"
+        label = f"q({control}) − q({edit}), {method}"
         if "causal_per_seed" not in trained:
             return label, _missing(spec, f"{method} has no causal check")
         causal = trained["causal_per_seed"]
         a, b = causal[control], causal[edit]
     else:
-        stat, metric = comparison["statistic"], comparison["statistic"]
+        stat = comparison["statistic"]
         if "swap" in comparison:
             label = f"{stat} {method}: own − {comparison['swap']} attention, same weights"
             a = trained["layer_mean_per_seed"][stat]
@@ -88,11 +79,7 @@ def _comparison(spec, spectra, method, seeds, comparison) -> tuple[str, Claim]:
             a = trained["layer_mean_per_seed"][stat]
             b = spectra[key]["layer_mean_per_seed"][stat]
     part = paired_claim(
-        "",
-        spec,
-        dict(zip(seeds, a, strict=True)),
-        dict(zip(seeds, b, strict=True)),
-        min_effect=MIN_EFFECTS[metric],
+        "", spec, dict(zip(seeds, a, strict=True)), dict(zip(seeds, b, strict=True))
     )
     return label, part
 
@@ -123,6 +110,7 @@ def _attention_vs_nulls(cid, spec, doc, *, control):
     reported = [_comparison(spec, spectra, method, seeds, c) for c in spec.get("reported", [])]
     claim = all_of(cid, spec, parts)
     extra = [*notes, *(f"{label} (reported, not judged): {c.details}" for label, c in reported)]
+    extra += _planted_doses(spec, spectra, method, seeds)
     means = spectra[method]["layer_mean_per_seed"]
     headroom = 1 - np.asarray(means["pc1_fraction_uniform"])
     extra.append(
@@ -149,6 +137,30 @@ def _attention_vs_nulls(cid, spec, doc, *, control):
                 f"{ {k: rounded(v) for k, v in rec['causal_per_seed'].items()} }"
             )
     return dataclasses.replace(claim, details="; ".join([claim.details, *extra]))
+
+
+def _planted_doses(spec, spectra, method, seeds) -> list[str]:
+    """The dose curve of the planted attention dependence in ``method`` (C1's positive
+    control in the trained model's regime, :mod:`repro.st_reliability.planted`): each judged
+    comparison's verdict and number per dose, and the smallest dose reproducing it."""
+    prefix = f"{method}__planted_beta"
+    doses = sorted(
+        (float(name[len(prefix) :]), name) for name in spectra if name.startswith(prefix)
+    )
+    out = []
+    for c in spec["comparisons"]:
+        judged = [(b, _comparison(spec, spectra, name, seeds, c)) for b, name in doses]
+        if not judged:
+            continue
+        label = judged[0][1][0].replace(f"{method}__planted_beta{judged[0][0]:g}", method)
+        curve = "; ".join(
+            f"β {b:g}: {part.verdict} {ctl.number_text(part.measured, part.interval)}"
+            for b, (_, part) in judged
+        )
+        found = [b for b, (_, part) in judged if part.verdict == REPRODUCED]
+        smallest = f"smallest dose reproduced: β {found[0]:g}" if found else "no dose reproduced"
+        out.append(f"planted dependence in the trained model, {label}: {curve} ({smallest})")
+    return out
 
 
 def swap_controls(spec, control, comparison) -> tuple[bool, str]:
@@ -308,20 +320,22 @@ def degrades_with_distance(cid, spec, rho):
 
 @needs("dataset")
 def family_vs_pool(cid, spec, doc):
+    """C4 on the audited model's probe quality under the pool designs, or (``predictor``)
+    on a control predictor's from the true Δ (``family_mean``: family identity decides by
+    construction; ``other_mean``: it never reads the probe's family), scored on the same
+    probes and designs."""
     c4 = doc["c4"]
     if not c4["available"]:
         return not_tested(cid, spec["claim"], c4["reason"], paper_value=spec.get("paper_value"))
+    if spec.get("predictor", "model") != "model":
+        c4 = c4["controls"][spec["predictor"]]
     seeds = c4["seeds"]
     family = dict(zip(seeds, c4["family_drop"], strict=True))
     pool = dict(zip(seeds, c4["pool_drop"], strict=True))
     means = f"mean probe q per design { ({k: rounded(v) for k, v in c4['mean_quality'].items()}) }"
-    delta = MIN_EFFECTS["pearson_delta"]
     parts = [
-        ("family drop − pool drop", paired_claim("", spec, family, pool, means, min_effect=delta)),
-        (
-            "family drop > 0",
-            paired_claim("", spec, family, dict.fromkeys(seeds, 0.0), min_effect=delta),
-        ),
+        ("family drop − pool drop", paired_claim("", spec, family, pool, means)),
+        ("family drop > 0", paired_claim("", spec, family, dict.fromkeys(seeds, 0.0))),
     ]
     return all_of(cid, spec, parts)
 
@@ -379,7 +393,7 @@ def loo_transfer(cid, spec, doc):
 @regime
 def beats_magnitude(cid, spec, rho):
     """C7, signed: −ρ_NN − ρ_mag (distance trusted when small, magnitude when large), the
-    median over groups with its hierarchical interval, beats MIN_EFFECTS["rho"]."""
+    median over groups with its hierarchical interval, beats the criterion's margin."""
     name = f"{spec['signal']}_vs_magnitude"
     per_group = {g: v[name]["rho"] for g, v in rho["groups"].items()}
     wins = sum(v > 0 for v in per_group.values())
@@ -388,7 +402,7 @@ def beats_magnitude(cid, spec, rho):
         f"median group −ρ_NN − ρ_mag {interval(r, 'rho')}, per seed {rounded(r['per_seed'])}; "
         f"per group {rounded(per_group)} ({wins} of {len(per_group)} > 0)"
     )
-    return bootstrap_claim(cid, spec, r, "rho", details, min_effect=MIN_EFFECTS["rho"])
+    return bootstrap_claim(cid, spec, r, "rho", details)
 
 
 @needs("dataset")
@@ -403,6 +417,52 @@ def aggregate_vs_rho(cid, spec, doc):
         f"{rounded({g: v[spec['signal']]['rho'] for g, v in groups.items()})}"
     )
     return bootstrap_claim(cid, spec, r, "spearman", details)
+
+
+@needs("dataset")
+@regime
+def ratio_to_oracle(cid, spec, rho):
+    """The paper's comparison (issue 35 §1): the median group ρ of ``signal`` over the
+    oracle's (``reference``), signed (−ρ / −ρ_oracle; −∞ where the oracle's is not
+    negative), from the same hierarchical draws; criterion on the whole interval."""
+    name = f"{spec['signal']}/{spec['reference']}"
+    r = rho["ratio"][name]
+    medians = rho["median_group"]
+    details = (
+        f"median group ρ {spec['signal']} {interval(medians[spec['signal']], 'rho')}, "
+        f"{spec['reference']} {interval(medians[spec['reference']], 'rho')}; "
+        f"ratio per seed {rounded(r['per_seed'])}"
+    )
+    label, part = interval_condition(
+        "median group ρ over the oracle's",
+        spec,
+        "criterion",
+        r["ratio"],
+        (r["low"], r["high"]),
+        details,
+    )
+    return all_of(cid, spec, [(label, part)])
+
+
+def oracle_fails(cid, spec, inputs):
+    """Check: ``signal`` (the oracle) does not pass the median group ρ criterion in the
+    data set and regime named (there the claims of that regime cannot show the effect)."""
+    judged = median_group_rho(cid, spec, inputs)
+    verdict = {REPRODUCED: CONTRADICTED, CONTRADICTED: REPRODUCED, INCONCLUSIVE: REPRODUCED}
+    text = f"not ({judged.criterion})"
+    return dataclasses.replace(
+        judged, criterion=text, verdict=verdict.get(judged.verdict, judged.verdict)
+    )
+
+
+@needs("dataset")
+@regime
+def rho_near_zero(cid, spec, rho):
+    """Check: |median group ρ| of ``signal`` against the criterion (point value; the
+    hierarchical interval in the details)."""
+    r = rho["median_group"][spec["signal"]]
+    details = f"median group ρ {interval(r, 'rho')}, per seed {rounded(r['per_seed'])}"
+    return check_spec(cid, spec, abs(r["rho"]), details)
 
 
 def generator_self_check(cid, spec, inputs):
@@ -428,7 +488,10 @@ KINDS = {
     "loo_transfer": loo_transfer,
     "beats_magnitude": beats_magnitude,
     "aggregate_vs_rho": aggregate_vs_rho,
+    "ratio_to_oracle": ratio_to_oracle,
     "generator_self_check": generator_self_check,
+    "oracle_fails": oracle_fails,
+    "rho_near_zero": rho_near_zero,
     "self_only_identity": self_only_identity,
     "swap_control": swap_control,
 }

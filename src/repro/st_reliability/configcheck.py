@@ -11,7 +11,19 @@ from repro.common.claims import claim_kinds
 from repro.common.configcheck import ConfigError, check_claim_specs
 from repro.st_reliability.claims import KINDS
 
-SIGNALS = ("nn_l2", "nn_cosine")
+# the signals a claim may name (repro.st_reliability.analysis): the predicted-NN distance,
+# the oracle (its positive control), the random signal (its negative control), their
+# partial ρ given ‖Δ̂‖, and ‖Δ‖ of the truth (a check)
+SIGNALS = (
+    "nn_l2",
+    "nn_cosine",
+    "oracle_l2",
+    "oracle_cosine",
+    "random",
+    *(f"partial_{n}" for n in ("nn_l2", "nn_cosine", "oracle_l2", "oracle_cosine")),
+    "true_magnitude",
+)
+ORACLES = ("oracle_l2", "oracle_cosine")
 NULLS = ("untrained", "self_only", "shuffled")
 
 
@@ -23,6 +35,8 @@ def _check_models(paper: dict) -> None:
                 raise ConfigError(
                     f"{key}.models[{i}]: {model!r} is not under papers.st_reliability.models"
                 )
+        if spec["source"] == "coverage" and "coverage" not in spec:
+            raise ConfigError(f"{key}.coverage: a coverage data set sets its generator")
         if spec["source"] == "simulator" and "eta" not in spec:
             raise ConfigError(f"{key}.eta: a simulator data set sets the shared-program strength")
         if spec["source"] == "crispri" and not spec.get("lines"):
@@ -72,11 +86,21 @@ def _check_se600m(config: dict, paper: dict) -> None:
 def _references(paper: dict):
     datasets = set(paper["datasets"])
     audited = set(paper["audited"])
+    planted = (paper.get("evaluation") or {}).get("planted")
+    # C1 judges an audited model, or (its controls) a null model or the planted dependence
+    judged = audited | set(paper["models"])
+    if planted:
+        judged |= {f"{planted['model']}__planted_beta{float(b):g}" for b in planted["doses"]}
 
     def of(spec: dict) -> dict:
-        refs = {"dataset": datasets, "negative_dataset": datasets, "signal": SIGNALS}
+        refs = {
+            "dataset": datasets,
+            "negative_dataset": datasets,
+            "signal": SIGNALS,
+            "reference": ORACLES,
+        }
         if spec["kind"] == "attention_vs_nulls":
-            refs["method"] = audited
+            refs["method"] = judged
         if spec["kind"] == "self_only_identity":
             refs["method"] = set(paper["models"])
         return refs
@@ -84,7 +108,39 @@ def _references(paper: dict):
     return of
 
 
+def _check_evaluation(paper: dict) -> None:
+    """The planted model and the causal nulls name configured models of the right role."""
+    key = "papers.st_reliability.evaluation"
+    evaluation = paper.get("evaluation") or {}
+    planted = evaluation.get("planted")
+    if planted and planted["model"] not in paper["audited"]:
+        raise ConfigError(f"{key}.planted.model: {planted['model']!r} is not an audited model")
+    if planted and planted["dataset"] not in paper["datasets"]:
+        raise ConfigError(f"{key}.planted.dataset: {planted['dataset']!r} is not a data set")
+    for i, name in enumerate(evaluation.get("causal_nulls", [])):
+        if name not in paper["models"] or name in paper["audited"]:
+            raise ConfigError(f"{key}.causal_nulls[{i}]: {name!r} is not a null model")
+
+
+def _check_margins(paper: dict) -> None:
+    """Every paired criterion writes its margin (``delta``): none is declared in code."""
+    for group in ("claims", "checks"):
+        for cid, spec in paper.get(group, {}).items():
+            criterion = spec.get("criterion") or {}
+            if "test" in criterion and "delta" not in criterion:
+                raise ConfigError(
+                    f"papers.st_reliability.{group}.{cid}.criterion.delta: missing (the margin "
+                    "of a paired criterion is written in the config)"
+                )
+
+
 def _check_nulls(paper: dict) -> None:
+    for cid, spec in paper.get("claims", {}).items():  # C1 itself judges an audited model
+        if spec["kind"] == "attention_vs_nulls" and spec["method"] not in paper["audited"]:
+            raise ConfigError(
+                f"papers.st_reliability.claims.{cid}.method: {spec['method']!r} is not an "
+                "audited model (only its controls judge a null or a planted model)"
+            )
     for group in ("claims", "checks"):
         for cid, spec in paper.get(group, {}).items():
             for field in ("comparisons", "reported"):
@@ -120,11 +176,19 @@ def check(config: dict[str, Any]) -> None:
     for i, model in enumerate(paper["audited"]):
         if model not in paper["models"]:
             raise ConfigError(f"papers.st_reliability.audited[{i}]: {model!r} is not a model")
+    _check_evaluation(paper)
     for design, model in paper["c4_designs"].items():
         if model not in paper["models"]:
             raise ConfigError(
                 f"papers.st_reliability.c4_designs.{design}: {model!r} is not a model"
             )
-    check_claim_specs("st_reliability", paper, claim_kinds(KINDS), references_of=_references(paper))
+    check_claim_specs(
+        "st_reliability",
+        paper,
+        claim_kinds(KINDS),
+        references_of=_references(paper),
+        require_controls=True,
+    )
     _check_nulls(paper)
+    _check_margins(paper)
     _check_swap_control(paper)

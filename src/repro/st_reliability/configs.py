@@ -7,6 +7,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from repro.st_reliability.coverage import CoverageConfig
     from repro.st_reliability.fullscale import LineSource
     from repro.st_reliability.simulate import SimConfig
     from repro.st_reliability.train import TrainConfig
@@ -43,6 +44,15 @@ def simulator(section: dict[str, Any], dataset: dict[str, Any]) -> tuple[SimConf
     return SimConfig(**values), seed
 
 
+def coverage(section: dict[str, Any]) -> tuple[CoverageConfig, int]:
+    """The coverage regime's generator keys and its seed (the data and the split)."""
+    from repro.st_reliability.coverage import CoverageConfig
+
+    values = dict(section)
+    seed = int(values.pop("seed"))
+    return CoverageConfig(**values), seed
+
+
 def training(section: dict[str, Any]) -> TrainConfig:
     from repro.st_reliability.encoders import AEConfig
     from repro.st_reliability.train import TrainConfig
@@ -70,4 +80,4 @@ def line_sources(dataset: dict[str, Any], paths: dict[str, str]) -> dict[str, Li
     }
 
 
-__all__ = [*HOMES, "line_sources", "se_inputs", "simulator", "training"]
+__all__ = [*HOMES, "coverage", "line_sources", "se_inputs", "simulator", "training"]

@@ -20,6 +20,7 @@ CONTROL = "non-targeting"
 REQUIRED_OBS = ("pert_name", "celltype_name", "family")
 HELD_OUT = ("fewshot", "novel")  # the two regimes of held-out (line, perturbation) pairs
 SPLITS = ("control", "train", *HELD_OUT)
+POOLS = ("full", "family_removed", "size_matched", "pool_shrunk")  # C4 training-pool designs
 
 
 def write_h5ad(adata: ad.AnnData, path: str | os.PathLike) -> None:
@@ -155,6 +156,39 @@ def c4_probes(pairs: pd.DataFrame, split: dict) -> pd.DataFrame:
             & (pairs["split"] == "fewshot")
         ).to_numpy()
     return pairs[keep]
+
+
+def training_pairs(adata: ad.AnnData, pool: str, shrink_fraction: float, seed: int):
+    """(line, perturbation) pairs the variant trains on, and how many its design removed.
+
+    The C4 designs act on each C4 family's line (uns ``split``): family_removed drops the
+    family's training pairs there (no same-family perturbation left in that line);
+    size_matched drops as many of that line's other-family pairs (same pool size, family
+    coverage kept); pool_shrunk drops ``shrink_fraction`` of them (family kept, pool shrunk).
+    """
+    if pool not in POOLS:
+        raise ValueError(f"unknown pool {pool!r}; choose from {POOLS}")
+    obs = adata.obs[adata.obs["split"] == "train"]
+    table = obs[["celltype_name", "pert_name", "family"]].astype(str).drop_duplicates()
+    split = split_info(adata)
+    if pool != "full" and not split["c4_families"]:
+        raise ValueError(f"pool {pool!r} needs C4 families (uns split.c4_families is empty)")
+    rng = np.random.default_rng(seed)
+    drop = np.zeros(len(table), dtype=bool)
+    for family, line in zip(split["c4_families"], split["c4_lines"], strict=True):
+        in_line = (table["celltype_name"] == line).to_numpy()
+        mates = in_line & (table["family"] == family).to_numpy()
+        others = np.flatnonzero(in_line & ~mates & ~drop)
+        if pool == "family_removed":
+            drop |= mates
+        elif pool == "size_matched":
+            drop[rng.choice(others, int(mates.sum()), replace=False)] = True
+        elif pool == "pool_shrunk":
+            drop[rng.choice(others, int(round(shrink_fraction * len(others))), replace=False)] = (
+                True
+            )
+    kept = table[~drop]
+    return list(zip(kept["celltype_name"], kept["pert_name"], strict=True)), int(drop.sum())
 
 
 def pseudobulk(adata: ad.AnnData) -> pd.DataFrame:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import logging
 
 import numpy as np
@@ -44,6 +45,12 @@ class EvalConfig:
     enrichment_top: int = 20
     de_metrics: bool = True
     pert_batch: int = 0  # perturbations per forward pass (0: a line's all at once)
+    # null models that also get the causal check (C1's negative control: no perturbation
+    # identity, so no direction can carry it)
+    causal_nulls: tuple[str, ...] = ()
+    # C1's positive control in the trained model's regime (repro.st_reliability.planted):
+    # {model, doses, seed}; absent: none
+    planted: dict | None = None
 
 
 def role(variant) -> str:
@@ -93,14 +100,22 @@ def evaluate_seed(
                 name, loaded, index, basal, targets, adata, deltas, pairs, cfg, kind, ceiling
             )
         if kind in ("audited", "null") and programs is not None:
-            ctx = dict(programs=programs, cfg=cfg, rows=rows, name=name, seed=seed)
-            ctx["ceiling"] = ceiling
-            audits[name] = _audit(loaded, index, basal, by_line, kind=kind, **ctx)
+            ctx = dict(programs=programs, cfg=cfg, seed=seed, ceiling=ceiling)
+            causal = None
+            if kind == "audited":
+                causal = _own_rows(rows, name)
+            elif name in cfg.causal_nulls:
+                causal = _predicted(loaded, index, basal, by_line, deltas, cfg, ceiling)
+            audits[name] = _audit(
+                loaded, index, basal, by_line, gene_maps=kind == "audited", causal=causal, **ctx
+            )
             if kind == "audited":
                 untrained = load(path, untrained=True, device=device)
                 audits[f"{name}__untrained"] = _audit(
-                    untrained, index, basal, by_line, kind="null", **ctx
+                    untrained, index, basal, by_line, gene_maps=False, causal=None, **ctx
                 )
+            if cfg.planted and name == cfg.planted["model"]:
+                audits |= _planted_audits(name, loaded, index, basal, by_line, ctx)
     for row in rows:
         row.pop("delta_hat", None)  # only the audit's gene maps and PCA need them
         row.pop("delta_true", None)
@@ -155,7 +170,12 @@ def _quality_rows(name, loaded, index, basal, targets, adata, deltas, pairs, cfg
 
 
 def _signals(delta_hat: np.ndarray, true: np.ndarray, train: np.ndarray) -> dict[str, np.ndarray]:
-    out = {"magnitude": np.linalg.norm(delta_hat, axis=1)}
+    # ‖Δ̂‖ (C7's baseline) and ‖Δ‖ of the truth (the coverage regime's check that
+    # magnitude does not decide quality)
+    out = {
+        "magnitude": np.linalg.norm(delta_hat, axis=1),
+        "true_magnitude": np.linalg.norm(true, axis=1),
+    }
     for metric in ("l2", "cosine"):
         scale = np.median(loo_train_nn_distance(train, metric))
         out[f"nn_{metric}"] = predicted_nn_distance(delta_hat, train, metric)
@@ -165,12 +185,61 @@ def _signals(delta_hat: np.ndarray, true: np.ndarray, train: np.ndarray) -> dict
     return out
 
 
-def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, seed, ceiling):
-    """JSON-ready audit. For the audited models also, per line: gene maps (injection of the
-    update's and of the residual stream's direction, and the regression of this model's Δ̂
-    on the PC1 scores), the PC1 fraction and variance of Δ̂ and of the true Δ across
-    perturbations, and the causal check (:mod:`causal`) at ``cfg.gene_map_layer``."""
-    maps = kind == "audited"
+def _own_rows(rows: list[dict], name: str) -> dict:
+    """line -> (perturbations, Δ̂, true Δ) of a model's quality rows."""
+    out = {}
+    for r in rows:
+        if r["model"] == name:
+            perts, hat, true = out.setdefault(r["line"], ([], [], []))
+            perts.append(r["pert"])
+            hat.append(r["delta_hat"])
+            true.append(r["delta_true"])
+    return {line: (p, np.array(h), np.array(t)) for line, (p, h, t) in out.items()}
+
+
+def _predicted(loaded, index, basal, by_line, deltas, cfg, ceiling, *, own=False) -> dict:
+    """line -> (perturbations, Δ̂, truth): the truth is the data's Δ, or (``own``) the
+    model's own Δ̂ (a planted model is its own ground truth)."""
+    out = {}
+    for line, perts in by_line.items():
+        _, hat, _ = predict_line(
+            loaded, index, basal[line], perts, ceiling=ceiling, pert_batch=cfg.pert_batch
+        )
+        out[line] = (perts, hat, hat if own else deltas.loc[line].loc[perts].to_numpy())
+    return out
+
+
+def _planted_audits(name, loaded, index, basal, by_line, ctx) -> dict:
+    """The trained model with a planted perturbation-dependent attention selection at each
+    dose (:mod:`planted`): audit and causal check against its own predictions."""
+    from repro.st_reliability.planted import planted_attention, planted_parameters
+
+    cfg = ctx["cfg"]
+    selector, direction = planted_parameters(
+        len(loaded.vocabulary),
+        loaded.model.basal_encoder[0].in_features,
+        seed=int(cfg.planted["seed"]),
+        model_seed=ctx["seed"],
+    )
+    out = {}
+    for beta in cfg.planted["doses"]:
+        plant = functools.partial(
+            planted_attention, selector=selector, direction=direction, beta=float(beta)
+        )
+        planted = dataclasses.replace(loaded, plant=plant)
+        own = _predicted(planted, index, basal, by_line, None, cfg, ctx["ceiling"], own=True)
+        out[f"{name}__planted_beta{float(beta):g}"] = _audit(
+            planted, index, basal, by_line, gene_maps=False, causal=own, **ctx
+        )
+    return out
+
+
+def _audit(loaded, index, basal, by_line, *, programs, cfg, seed, ceiling, gene_maps, causal):
+    """JSON-ready audit. With ``gene_maps`` (the audited models) also, per line, the gene
+    maps: injection of the update's and of the residual stream's direction, and the
+    regression of the model's Δ̂ on the PC1 scores. With ``causal`` (line -> perturbations,
+    Δ̂, truth) the PC1 fraction and variance of Δ̂ and of the truth across perturbations and
+    the causal check (:mod:`causal`) at ``cfg.gene_map_layer``."""
     audit = audit_model(
         loaded,
         index,
@@ -180,24 +249,25 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
         layer=cfg.gene_map_layer,
         eps=cfg.gene_map_eps,
         top=cfg.enrichment_top,
-        gene_maps=maps,
+        gene_maps=gene_maps,
         pert_batch=cfg.pert_batch,
     )
     lines = {}
     for line, rec in audit["lines"].items():
         layers = [k for k in rec if isinstance(k, int)]
         out = {"pc1_fraction": {str(k): rec[k]["pc1_fraction"] for k in layers}}
-        if maps:
-            k = cfg.gene_map_layer % len(layers)
-            mine = [r for r in rows if r["model"] == name and r["line"] == line]
-            delta_hat = np.array([r["delta_hat"] for r in mine])
-            true = np.array([r["delta_true"] for r in mine])
+        k = cfg.gene_map_layer % len(layers)
+        if gene_maps:
             scores = rec[k]["scores"].cpu().numpy()
-            out["regression_map"] = regression_map(delta_hat, scores).tolist()
+            out["regression_map"] = regression_map(causal[line][1], scores).tolist()
+            # the true Δ's own PC1 direction: C2's positive control (a perfect model's map)
+            out["true_delta_map"] = leading_direction(torch.as_tensor(causal[line][2]))[0].tolist()
             for key in ("gene_map", "gene_map_attention", "gene_map_residual"):
                 out[key] = np.asarray(rec[key]).tolist()
             out["gene_map_cos_stress"] = rec["gene_map_cos_stress"]
             out["enrichment"] = rec["enrichment"]
+        if causal is not None:
+            perts, delta_hat, true = causal[line]
             for label, x in (("delta_hat", delta_hat), ("true_delta", true)):
                 out[f"pc1_fraction_{label}"] = leading_direction(torch.as_tensor(x))[1]
                 out[f"variance_{label}"] = between_variance(x)
@@ -205,14 +275,14 @@ def _audit(loaded, index, basal, by_line, *, programs, cfg, rows, name, kind, se
                 loaded,
                 index,
                 basal[line],
-                [r["pert"] for r in mine],
+                perts,
                 true,
                 layer=k,
                 direction=rec[k]["direction"],
                 seed=seed,
                 ceiling=ceiling,
                 pert_batch=cfg.pert_batch,
-                unedited=delta_hat,  # the quality rows' prediction: same model and sentences
+                unedited=delta_hat,  # the prediction at hand: same model and sentences
             )
         lines[line] = out
     return {"layers": audit["layers"], "lines": lines}

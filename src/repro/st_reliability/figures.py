@@ -42,7 +42,8 @@ def spectrum_vs_nulls(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
     apply_style()
     name, m = _settings(metrics, cfg)[0]
     spectra = m["spectra"]
-    models = [k for k in spectra if k != "uniform"]
+    # the planted controls of C1 (their dose curve is in C1's details) are not nulls
+    models = [k for k in spectra if k != "uniform" and "__planted" not in k]
     fig, axes = plt.subplots(1, len(STATS), figsize=(4 * len(STATS), 3.6))
     width = 0.8 / len(models)
     for ax, (stat, label) in zip(axes, STATS.items(), strict=True):

@@ -16,21 +16,37 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.st_reliability.reliability import partial_spearman, spearman
+from repro.st_reliability.reliability import (
+    centred_ranks,
+    partial_from,
+    rank_correlation,
+    spearman,
+)
 
 
-def _rho(q: np.ndarray, signal) -> np.ndarray:
-    """ρ along the last axis; a (d, m) pair is the partial ρ of q and d given m."""
-    if isinstance(signal, tuple):
-        return partial_spearman(q, *signal)
-    return spearman(q, signal)
+class _Ranks:
+    """Centred ranks of ``x[:, index]`` for (seeds, n) arrays, each array ranked once:
+    quality and the magnitude enter many ρ with the same draws (the ranks are the costly
+    part), and a partial ρ reuses its distance's and magnitude's ranks."""
 
+    def __init__(self, index):
+        self.index, self.cache = index, {}
 
-def _take(signal, index):
-    """Columns ``index`` (any shape) of a (seeds, n) signal or of each member of a pair."""
-    if isinstance(signal, tuple):
-        return tuple(x[:, index] for x in signal)
-    return signal[:, index]
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        key = id(x)
+        if key not in self.cache:
+            self.cache[key] = (x, centred_ranks(x[:, self.index]))  # x kept: its id stays
+        return self.cache[key][1]
+
+    def rho(self, q: np.ndarray, signal) -> np.ndarray:
+        """ρ(q, signal) on these columns; a (d, m) pair gives the partial ρ given m."""
+        if isinstance(signal, tuple):
+            d, m = signal
+            rq, rd, rm = self(q), self(d), self(m)
+            return partial_from(
+                rank_correlation(rq, rd), rank_correlation(rq, rm), rank_correlation(rd, rm)
+            )
+        return rank_correlation(self(q), self(signal))
 
 
 def resamples(groups: np.ndarray, n_seeds: int, n_boot: int, rng: np.random.Generator):
@@ -58,6 +74,13 @@ def _summary(value, point_per_seed, draws: np.ndarray, alpha: float, key="rho") 
     }
 
 
+def _ratio(a, b):
+    """ρ_a / ρ_b where the reference ρ_b is negative, else −∞."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(b < 0, a / b, -np.inf)
+
+
 def bootstrap_rho(
     q: np.ndarray,
     signals: dict,
@@ -69,6 +92,7 @@ def bootstrap_rho(
     pooled: dict | None = None,
     paired: dict[str, tuple[str, str]] | None = None,
     aggregate: tuple[str, ...] = (),
+    ratios: dict[str, tuple[str, str]] | None = None,
     resample_seeds: bool = True,
 ) -> dict:
     """Hierarchical bootstrap of ρ(q, signal) (see the module doc).
@@ -82,7 +106,8 @@ def bootstrap_rho(
     ``resample_seeds=False`` keeps every seed in every draw (predictions only: the old
     interval, which leaves the seed-to-seed spread out; kept for the coverage test).
     Returns {"groups": {g: {name: {rho, low, high, per_seed}, "mean_quality", "n"}},
-    "median_group": {...}, "pooled": {...}, "aggregate": {...}, "seeds_resampled"}.
+    "median_group": {...}, "pooled": {...}, "aggregate": {...}, "ratio": {...},
+    "seeds_resampled"}.
     """
     n_seeds = q.shape[0]
     idx, seed_idx = resamples(groups, n_seeds, n_boot, rng)
@@ -91,16 +116,15 @@ def bootstrap_rho(
     alpha = (1 - confidence) / 2
     names = sorted(set(groups))
     cols = {g: np.flatnonzero(groups == g) for g in names}
-    point = {}  # name -> (G, seeds)
-    draws = {}  # name -> (G, n_boot), seeds resampled
-    for name, s in signals.items():
-        point[name] = np.array([_rho(q[:, cols[g]], _take(s, cols[g])) for g in names])
-        draws[name] = np.array(
-            [
-                seed_mean(_rho(q[:, idx[:, cols[g]]], _take(s, idx[:, cols[g]])), seed_idx)
-                for g in names
-            ]
-        )
+    point = {name: [] for name in signals}  # name -> (G, seeds)
+    draws = {name: [] for name in signals}  # name -> (G, n_boot), seeds resampled
+    for g in names:
+        at_point, at_draws = _Ranks(cols[g]), _Ranks(idx[:, cols[g]])
+        for name, s in signals.items():
+            point[name].append(at_point.rho(q, s))
+            draws[name].append(seed_mean(at_draws.rho(q, s), seed_idx))
+    point = {name: np.array(v) for name, v in point.items()}
+    draws = {name: np.array(v) for name, v in draws.items()}
     q_point = np.array([q[:, cols[g]].mean(1) for g in names])  # (G, seeds)
     q_draws = np.array([seed_mean(q[:, idx[:, cols[g]]].mean(-1), seed_idx) for g in names])
     for name, (a, b) in (paired or {}).items():
@@ -129,12 +153,23 @@ def bootstrap_rho(
         },
         "pooled": {},
         "aggregate": {},
+        "ratio": {},
         "seeds_resampled": resample_seeds,
     }
+    at_all, at_draws = _Ranks(slice(None)), _Ranks(idx)
     for name, s in (pooled or {}).items():
-        per_seed = _rho(q, s)
-        boot = seed_mean(_rho(q[:, idx], _take(s, idx)), seed_idx)
+        per_seed = at_all.rho(q, s)
+        boot = seed_mean(at_draws.rho(q, s), seed_idx)
         out["pooled"][name] = _summary(per_seed.mean(), per_seed, boot, alpha)
+    for name, (a, b) in (ratios or {}).items():
+        medians = {k: (np.median(point[k], 0), np.median(draws[k], 0)) for k in (a, b)}
+        out["ratio"][name] = _summary(
+            _ratio(np.median(point[a].mean(1)), np.median(point[b].mean(1))),
+            _ratio(medians[a][0], medians[b][0]),
+            _ratio(medians[a][1], medians[b][1]),
+            alpha,
+            key="ratio",
+        )
     for name in aggregate:
         value = spearman(q_point.mean(1), -point[name].mean(1))  # across groups
         per_seed = spearman(q_point.T, -point[name].T)

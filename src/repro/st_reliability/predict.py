@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from collections.abc import Callable
 
 import torch
 
@@ -20,13 +21,19 @@ class Loaded:
     encoder: object
     variant: Variant
     vocabulary: list[str]
+    # a planted attention change (a context manager factory taking the model), applied in
+    # every forward pass (repro.st_reliability.planted); None for the model as trained
+    plant: Callable | None = None
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
 
     def attention(self):
-        """The attention the variant was trained with (self-only for that null)."""
+        """The attention the variant was trained with (self-only for that null), with the
+        planted change, if any."""
+        if self.plant is not None:
+            return self.plant(self.model)
         if self.variant.attention == "self_only":
             return self_only_attention(self.model)
         return contextlib.nullcontext()

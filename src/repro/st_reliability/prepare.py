@@ -81,6 +81,60 @@ def prepare_synthetic(
     return record
 
 
+def prepare_coverage(cfg, *, seed: int, cells_out: str, programs_out: str, record_out: str) -> dict:
+    """The coverage regime (:mod:`repro.st_reliability.coverage`): its split comes with the
+    generator. The record holds what the generator alone can show, per line over the
+    held-out pairs: Spearman of the similarity level t with the oracle NN distance of the
+    true Δ (L2, cosine) and with ‖Δ‖ — the checks that need the model's quality are claims'
+    checks (``papers.st_reliability.checks``)."""
+    from repro.st_reliability.coverage import simulate_coverage
+
+    adata, planted = simulate_coverage(cfg, seed)
+    write_h5ad(adata, cells_out)
+    rows = [
+        (f"family{f}", adata.var_names[g], float(planted.programmes[f, g]))
+        for f in range(len(planted.programmes))
+        for g in np.flatnonzero(planted.programmes[f])
+    ]
+    pd.DataFrame(rows, columns=["source", "target", "weight"]).to_csv(
+        programs_out, sep="\t", index=False
+    )
+    counts = adata.obs.groupby(["celltype_name", "split"], observed=True)["pert_name"].nunique()
+    record = {
+        "generator": coverage_record(adata),
+        "pairs_per_split": {f"{c}|{s}": int(n) for (c, s), n in counts.items()},
+        "n_cells": adata.n_obs,
+        "n_genes": adata.n_vars,
+        "clipped_fraction": float((adata.X == 0).mean()),
+    }
+    write_json(record_out, record)
+    return record
+
+
+def coverage_record(adata) -> dict:
+    """Per line, over the held-out pairs: Spearman(t, oracle NN distance) for L2 and cosine
+    and Spearman(t, ‖Δ‖), with Δ from the cells (true Δ against the line's controls)."""
+    from repro.st_reliability.data import pair_table, true_deltas
+    from repro.st_reliability.reliability import predicted_nn_distance, spearman
+
+    deltas, pairs = true_deltas(adata), pair_table(adata)
+    t = adata.obs.groupby(["celltype_name", "pert_name"], observed=True)["similarity"].first()
+    out = {}
+    for line, table in pairs.groupby(level=0):
+        held = table.index[table["split"] == "fewshot"]
+        train = deltas.loc[table.index[table["split"] == "train"]].to_numpy()
+        x, level = deltas.loc[held].to_numpy(), t.loc[held].to_numpy()
+        out[str(line)] = {
+            "n_held_out": len(held),
+            "spearman_t_oracle_l2": float(spearman(level, predicted_nn_distance(x, train, "l2"))),
+            "spearman_t_oracle_cosine": float(
+                spearman(level, predicted_nn_distance(x, train, "cosine"))
+            ),
+            "spearman_t_magnitude": float(spearman(level, np.linalg.norm(x, axis=1))),
+        }
+    return out
+
+
 def prepare_full(
     sources: dict[str, LineSource],
     cfg: Preprocessing,

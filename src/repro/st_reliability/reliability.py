@@ -40,23 +40,34 @@ def loo_train_nn_distance(train_deltas, metric: str) -> np.ndarray:
     return d.min(1)
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman ρ along the last axis (ties get average ranks), vectorised over rows."""
+def centred_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks along the last axis (ties get average ranks) minus their mean."""
     from scipy.stats import rankdata  # here, not at import: the config check loads this module
 
-    rx = rankdata(x, axis=-1)
-    ry = rankdata(y, axis=-1)
-    rx = rx - rx.mean(-1, keepdims=True)
-    ry = ry - ry.mean(-1, keepdims=True)
+    r = rankdata(x, axis=-1)
+    return r - r.mean(-1, keepdims=True)
+
+
+def rank_correlation(rx: np.ndarray, ry: np.ndarray) -> np.ndarray:
+    """Pearson correlation of centred ranks along the last axis: Spearman's ρ."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return (rx * ry).sum(-1) / np.sqrt((rx**2).sum(-1) * (ry**2).sum(-1))
 
 
-def partial_spearman(q: np.ndarray, d: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Spearman of q and d with the magnitude m partialled out (on ranks), along axis -1."""
-    r_qd, r_qm, r_dm = spearman(q, d), spearman(q, m), spearman(d, m)
+def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman ρ along the last axis (ties get average ranks), vectorised over rows."""
+    return rank_correlation(centred_ranks(x), centred_ranks(y))
+
+
+def partial_from(r_qd, r_qm, r_dm):
+    """The partial correlation of q and d given m from the three pairwise ones."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return (r_qd - r_qm * r_dm) / np.sqrt((1 - r_qm**2) * (1 - r_dm**2))
+
+
+def partial_spearman(q: np.ndarray, d: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Spearman of q and d with the magnitude m partialled out (on ranks), along axis -1."""
+    return partial_from(spearman(q, d), spearman(q, m), spearman(d, m))
 
 
 def decile_curve(score: np.ndarray, q: np.ndarray, n_bins: int = 10) -> dict[str, list[float]]:

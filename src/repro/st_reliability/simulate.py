@@ -58,11 +58,11 @@ P53_GENES = (
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class SimConfig:
+class ExpressionConfig:
+    """The brief's expression model, which :func:`cells` reads (both generators share it)."""
+
     n_genes: int = 200
     n_lines: int = 4
-    n_families: int = 10
-    perts_per_family: int = 16
     n_control: int = 400
     cells_per_pert: int = 48
     baseline: float = 3.0  # added to every gene: keeps cells >= 0 without clipping effects
@@ -72,6 +72,12 @@ class SimConfig:
     offset_sd: float = 0.4
     noise_sd: float = 0.35
     cycling_sd: float = 0.4  # cell-to-cell cycling phase shift on the cycling genes
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class SimConfig(ExpressionConfig):
+    n_families: int = 10
+    perts_per_family: int = 16
     stress_loading: float = 0.8
     family_genes: int = 25
     family_sd: float = 0.8
@@ -149,30 +155,50 @@ def simulate(cfg: SimConfig, seed: int) -> tuple[ad.AnnData, Planted]:
     family's program) and var ``program`` (cycling / p53 / none)."""
     rng = np.random.default_rng(seed)
     planted = plant(cfg, rng)
-    G, names = cfg.n_genes, gene_names(cfg.n_genes)
+    names = gene_names(cfg.n_genes)
     pert_names = [f"KD_{names[i]}" for i in planted.targets]
+    rewired = planted.used_family != planted.family[None, :]
+    adata = cells(cfg, planted.delta, pert_names, planted.family, rewired, rng)
+    n_cyc = len(CYCLING_GENES)
+    G = cfg.n_genes
+    adata.var["program"] = (
+        ["cycling"] * n_cyc + ["p53"] * len(P53_GENES) + ["none"] * (G - 2 * n_cyc)
+    )
+    adata.uns["simulator"] = {**_jsonable(cfg), "seed": seed}
+    adata.varm["stress"] = planted.stress[:, None]
+    return adata, planted
+
+
+def cells(
+    cfg: ExpressionConfig, delta: np.ndarray, pert_names, family: np.ndarray, rewired, rng
+) -> ad.AnnData:
+    """The cells of every line from planted pseudobulk responses ``delta`` (lines, P, G):
+    ``μ_g + line offset + cycling phase + Δ + noise``, clipped at 0 (``rewired`` (lines, P)
+    is saved per cell). Shared by the generators (this module's and
+    :mod:`repro.st_reliability.coverage`)."""
+    G, names = cfg.n_genes, gene_names(cfg.n_genes)
     mu = cfg.baseline + rng.normal(cfg.mu_mean, cfg.mu_sd, G)
     blocks, obs = [], []
-    for c in range(cfg.n_lines):
+    for c in range(delta.shape[0]):
         offset = np.where(rng.random(G) < cfg.offset_fraction, rng.normal(0, cfg.offset_sd, G), 0)
         base = mu + offset
         sizes = [cfg.n_control] + [cfg.cells_per_pert] * len(pert_names)
-        means = np.vstack([np.zeros(G), planted.delta[c]])
+        means = np.vstack([np.zeros(G), delta[c]])
         for k, n in enumerate(sizes):
             x = base + means[k] + rng.normal(0, cfg.noise_sd, (n, G))
             x[:, : len(CYCLING_GENES)] += rng.normal(0, cfg.cycling_sd, (n, 1))  # phase
             blocks.append(np.maximum(x, 0.0).astype(np.float32))
             pert = CONTROL if k == 0 else pert_names[k - 1]
-            fam = "control" if k == 0 else f"family{planted.family[k - 1]}"
+            fam = "control" if k == 0 else f"family{family[k - 1]}"
             # rewired: this line's effect uses another family's program (saved for analysis)
-            rewired = k > 0 and planted.used_family[c, k - 1] != planted.family[k - 1]
+            flag = k > 0 and bool(rewired[c, k - 1])
             obs.append(
                 pd.DataFrame(
                     {
                         "pert_name": pert,
                         "celltype_name": f"line{c}",
                         "family": fam,
-                        "rewired": str(bool(rewired)),
+                        "rewired": str(flag),
                     },
                     index=range(n),
                 )
@@ -181,13 +207,7 @@ def simulate(cfg: SimConfig, seed: int) -> tuple[ad.AnnData, Planted]:
     obs.index = [f"cell{i}" for i in range(len(obs))]
     for col in obs:
         obs[col] = obs[col].astype("category")
-    var = pd.DataFrame(index=names)
-    n_cyc = len(CYCLING_GENES)
-    var["program"] = ["cycling"] * n_cyc + ["p53"] * len(P53_GENES) + ["none"] * (G - 2 * n_cyc)
-    adata = ad.AnnData(np.vstack(blocks), obs=obs, var=var)
-    adata.uns["simulator"] = {**_jsonable(cfg), "seed": seed}
-    adata.varm["stress"] = planted.stress[:, None]
-    return adata, planted
+    return ad.AnnData(np.vstack(blocks), obs=obs, var=pd.DataFrame(index=names))
 
 
 def _jsonable(cfg: SimConfig) -> dict:

@@ -28,13 +28,12 @@ from repro.common.device import select_device
 from repro.common.io import write_json
 from repro.common.provenance import RunRecorder
 from repro.common.seeding import seed_everything, set_threads
-from repro.st_reliability.data import CONTROL, read_cells, split_info
+from repro.st_reliability.data import CONTROL, POOLS, read_cells, training_pairs
 from repro.st_reliability.encoders import AEConfig, encode_cells, fit_encoder
 from repro.st_reliability.model import ModelConfig, build_model, self_only_attention
 from repro.st_reliability.sentences import CellIndex, training_batch
 
 log = logging.getLogger(__name__)
-POOLS = ("full", "family_removed", "size_matched", "pool_shrunk")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -57,39 +56,6 @@ class TrainConfig:
     shrink_fraction: float = 0.5  # pool_shrunk drops this share of other families' pairs
     log_every: int = 100
     ae: AEConfig = AEConfig()
-
-
-def training_pairs(adata: ad.AnnData, pool: str, shrink_fraction: float, seed: int):
-    """(line, perturbation) pairs the variant trains on, and how many its design removed.
-
-    The C4 designs act on each C4 family's line (uns ``split``): family_removed drops the
-    family's training pairs there (no same-family perturbation left in that line);
-    size_matched drops as many of that line's other-family pairs (same pool size, family
-    coverage kept); pool_shrunk drops ``shrink_fraction`` of them (family kept, pool shrunk).
-    """
-    if pool not in POOLS:
-        raise ValueError(f"unknown pool {pool!r}; choose from {POOLS}")
-    obs = adata.obs[adata.obs["split"] == "train"]
-    table = obs[["celltype_name", "pert_name", "family"]].astype(str).drop_duplicates()
-    split = split_info(adata)
-    if pool != "full" and not split["c4_families"]:
-        raise ValueError(f"pool {pool!r} needs C4 families (uns split.c4_families is empty)")
-    rng = np.random.default_rng(seed)
-    drop = np.zeros(len(table), dtype=bool)
-    for family, line in zip(split["c4_families"], split["c4_lines"], strict=True):
-        in_line = (table["celltype_name"] == line).to_numpy()
-        mates = in_line & (table["family"] == family).to_numpy()
-        others = np.flatnonzero(in_line & ~mates & ~drop)
-        if pool == "family_removed":
-            drop |= mates
-        elif pool == "size_matched":
-            drop[rng.choice(others, int(mates.sum()), replace=False)] = True
-        elif pool == "pool_shrunk":
-            drop[rng.choice(others, int(round(shrink_fraction * len(others))), replace=False)] = (
-                True
-            )
-    kept = table[~drop]
-    return list(zip(kept["celltype_name"], kept["pert_name"], strict=True)), int(drop.sum())
 
 
 def train_variant(
