@@ -1,0 +1,36 @@
+"""repro.plsa.study's log-log rate slopes against closed forms and numpy's least squares."""
+
+import numpy as np
+import pytest
+
+from repro.plsa import study
+
+
+def test_slope_of_a_power_law_is_its_exponent():
+    """error = 3 |E|^(-1/2) exactly: slope −1/2 (x and y swapped would give −2)."""
+    edges = np.array([100.0, 400.0, 1600.0, 6400.0])
+    assert study.slope(edges, 3.0 * edges**-0.5) == pytest.approx(-0.5, rel=1e-12)
+
+
+def test_slopes_per_shift_and_sigma_pool_every_repetition():
+    """Three sizes, two repetitions each, unequal noise: each (shift, sigma, estimator) slope
+    is np.polyfit of log error on log |E| over all six points; a sigma with one size has none."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for sigma, exponent in ((0.55, -0.3), (0.8, -0.7)):
+        for n, edges in ((100, 500.0), (300, 1700.0), (900, 5200.0)):
+            for _ in range(2):
+                error = {e: 0.2 * edges**exponent * rng.lognormal(0, 0.3) for e in study.ESTIMATORS}
+                rows.append(
+                    {"shift": "gss", "sigma": sigma, "n": n, "edges": edges, "error": error}
+                )
+    rows.append({"shift": "gss", "sigma": 0.9, "n": 100, "edges": 500.0, "error": rows[0]["error"]})
+    slopes = study._slopes(rows)
+    assert set(slopes) == {"gss/0.55", "gss/0.8"}
+    for sigma in (0.55, 0.8):
+        sub = [r for r in rows if r["sigma"] == sigma]
+        x = np.log([r["edges"] for r in sub])
+        for estimator in study.ESTIMATORS:
+            y = np.log([r["error"][estimator] for r in sub])
+            reference = np.polyfit(x, y, 1)[0]
+            assert slopes[f"gss/{sigma:g}"][estimator] == pytest.approx(reference, rel=1e-10)
