@@ -87,6 +87,15 @@ def test_official_context_order_and_budget():
     assert messages[1]["content"] == context + "\n\n" + prompt
 
 
+def test_multi_answer_f1_averages_over_the_gold_parts_by_hand():
+    """Mean over the gold parts of the best prediction part, with unequal part counts: over
+    the predicted parts instead the numbers differ (1/3 and 5/6)."""
+    # gold oslo 1, bergen 0 (three predicted parts, two gold)
+    assert locomo.multi_answer_f1("oslo, paris, rome", "oslo, bergen") == pytest.approx(1 / 2)
+    # gold red: F1("red car", "red") = 2/3; oslo: 1; blue sky: 0 -> 5/9
+    assert locomo.multi_answer_f1("red car, oslo", "red, oslo, blue sky") == pytest.approx(5 / 9)
+
+
 def test_token_f1_matches_hand_computed_values():
     assert locomo.token_f1("The Oslo!", "oslo") == 1.0
     assert locomo.token_f1("painting", "paints") == 1.0  # Porter stems: paint
