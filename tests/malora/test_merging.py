@@ -53,3 +53,8 @@ def test_merge_errors_name_the_key_or_shape():
         merge(base, [{"a": np.ones(2)}], [1.0, 2.0])
     with pytest.raises(KeyError, match="per-layer"):
         merge(base, [{"a": np.ones(2)}], [{"b": 1.0}])
+
+
+def test_fallback_scale_is_the_mean_of_three_unequal_margins():
+    """Margins 1, 2, 6: mean 3 (the median would be 2), so α = 3, 1.5, 0.5."""
+    np.testing.assert_allclose(malora_alphas([1.0, 2.0, 6.0], None), [3.0, 1.5, 0.5])
