@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,29 @@ def test_noise_grid_is_the_mean_over_three_seeds_per_cell():
     dels, bgs, grid = noise_grid({"rows": rows}, "sbd")
     assert (dels, bgs) == ([0.1, 0.4], [0.0, 0.5])
     np.testing.assert_allclose(grid, [[0.5, 0.5], [0.3, np.nan]])
+
+
+def test_recovery_metric_edges_by_hand():
+    """A best match of exactly 0.9 (9 of 10 cells) is not above 0.9; a one-cell block found
+    exactly scores 1; a one-cell block whose only same-sign factor is empty (no rows) scores
+    0; no planted block gives NaN metrics, without a warning."""
+    truth = {
+        "rows": [np.array([0]), np.array([3]), np.array([7])],
+        "cols": [np.arange(10), np.array([12]), np.array([7])],
+        "signs": [1, 1, -1],
+    }
+    found = {
+        "rows": [np.array([0]), np.array([3]), np.array([], dtype=int)],
+        "cols": [np.arange(9), np.array([12]), np.array([7])],
+        "signs": [1, 1, -1],
+    }
+    np.testing.assert_array_equal(best_match(truth, found), [0.9, 1.0, 0.0])
+    metrics = recovery_metrics(truth, found)
+    assert metrics["mean_best_jaccard"] == pytest.approx(1.9 / 3)
+    assert metrics["fraction_above_0_9"] == pytest.approx(1 / 3)
+    empty = {"rows": [], "cols": [], "signs": []}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metrics = recovery_metrics(empty, found)
+    assert np.isnan(metrics["mean_best_jaccard"]) and np.isnan(metrics["fraction_above_0_9"])
+    assert (metrics["planted_blocks"], metrics["recovered_factors"]) == (0, 3)
