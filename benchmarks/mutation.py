@@ -95,9 +95,11 @@ def mutmut_settings(module: str, tests: list[str]) -> str:
     """The [tool.mutmut] table: mutate one module, select its tests, one pytest process (the
     project's addopts ask for two xdist workers; mutmut forks its own)."""
     quoted = ", ".join(f'"{t}"' for t in tests)
+    copied = ", ".join(f'"{name}"' for name in COPIED if name not in ("src", "tests"))
     return (
         "\n[tool.mutmut]\n"
         'source_paths = ["src"]\n'
+        f"also_copy = [{copied}]\n"
         f'only_mutate = ["{module}"]\n'
         f"pytest_add_cli_args_test_selection = [{quoted}]\n"
         'pytest_add_cli_args = ["-n", "0", "-p", "no:cacheprovider"]\n'
@@ -136,17 +138,20 @@ def score_module(module: str, spec: dict, scratch: Path, jobs: int) -> Score:
     started = time.perf_counter()
     run = mutmut(scratch, "run", "--max-children", str(jobs))
     seconds = time.perf_counter() - started
-    if run.returncode != 0:
-        raise SystemExit(f"mutmut failed on {module} (exit {run.returncode}); see above")
+    if run.returncode != 0:  # no score: reported as a module with no mutant killed
+        print(f"mutmut failed on {module} (exit {run.returncode}); see above", flush=True)
+        return Score(module, {}, spec.get("equivalent") or {}, seconds)
     statuses = parse_results(mutmut(scratch, "results", "--all", "true", capture=True).stdout)
     return Score(module, statuses, spec.get("equivalent") or {}, seconds)
 
 
 def report(scores: list[Score], scratch_of: dict[str, Path]) -> None:
-    print(f"\n{'module':44} {'mutants':>7} {'killed':>6} {'equiv.':>6} {'other':>5} "
-          f"{'killed %':>8} {'minutes':>7}")
+    print(
+        f"\n{'module':44} {'mutants':>7} {'killed':>6} {'equiv.':>6} {'other':>5} "
+        f"{'killed %':>8} {'minutes':>7}"
+    )
     for s in scores:
-        explained = sum(n in s.equivalent for n in s.statuses)
+        explained = sum(n in s.equivalent and st not in DETECTED for n, st in s.statuses.items())
         print(
             f"{s.module:44} {len(s.statuses):7d} {s.killed:6d} {explained:6d} "
             f"{len(s.unexplained):5d} {s.percent:8.1f} {s.seconds / 60:7.1f}"
