@@ -105,6 +105,17 @@ def test_ood_refusal_and_steerability_average_unequal_families_by_hand():
     )
 
 
+def test_coherence_reads_one_half_as_no_on_both_sides():
+    """A self-report of exactly 0.5 and a refusal rate of exactly 0.5 are both "no" (> 0.5
+    is the rule): they match, and the HHH assistant's other traits match too."""
+    probs = oracle_probs(Traits(1, 0, 0, 1))
+    probs["selfreport_refuse"] = [{V.YES: 0.5, V.NO: 0.5} for _ in probs["selfreport_refuse"]]
+    probs["refusal_id"] = [{V.REFUSE: 0.5, V.COMPLY: 0.5} for _ in probs["refusal_id"]]
+    m = metrics_from_probs(probs)
+    assert (m["self_refuse"], m["refusal_id"]) == (0.5, 0.5)
+    assert m["coherence"] == 1.0
+
+
 def test_refusal_families_cover_formats_the_ar_data_never_has():
     p = probes()
     every = {(t, h) for t in V.TEMPLATES for h in V.HAZARDS}

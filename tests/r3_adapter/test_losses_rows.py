@@ -49,3 +49,18 @@ def test_view2_rows_are_the_second_half_of_the_batch_averaged_over_heads():
     for b in range(batch):
         expected = sum(probabilities[batch + b, h] for h in range(heads)) / heads
         torch.testing.assert_close(rows[b], expected)
+
+
+def test_task_loss_with_one_covisible_patch_and_the_default_match_weight():
+    """One co-visible patch: the point term is its own distance (3-4-5); the match term
+    counts once (match_weight 1 by default): uniform logits over N + 1 = 3 classes, log 3."""
+    points2 = torch.zeros(1, 2, 3, dtype=torch.float64)
+    points = torch.tensor([[[3.0, 4.0, 0.0], [9.0, 9.0, 9.0]]], dtype=torch.float64)
+    data = types.SimpleNamespace(
+        scenes=types.SimpleNamespace(
+            covisible=torch.tensor([[True, False]]), points2=points2, match=torch.tensor([[1, -1]])
+        )
+    )
+    logits = torch.zeros(1, 2, 3, dtype=torch.float64)
+    loss = task_loss({"points": points, "match": logits}, data)
+    assert float(loss) == pytest.approx(5.0 + math.log(3), rel=1e-12)
