@@ -63,3 +63,26 @@ def test_alignment_peak_compares_the_best_interior_lambda_with_both_ends():
     assert claim.measured == pytest.approx(worst, rel=1e-9)
     assert claim.verdict == REPRODUCED
     assert "λ=1e-03 vs λ=1e-05" in claim.details and "λ=1e-03 vs λ=1e-01" in claim.details
+
+
+def test_alignment_peak_next_to_the_end_and_the_planted_middle():
+    """Seed-mean cosines 0.80, 0.90, 0.92, 0.97, 0.85: the peak is the last interior λ (1e-2),
+    worst end difference 0.12; with ``aligned_lambda: middle`` the middle λ is set to cos 1
+    and becomes the peak: 1 − 0.85 = 0.15."""
+    means = [0.80, 0.90, 0.92, 0.97, 0.85]
+    offsets = [0.002, -0.001, -0.001]
+    rows = [
+        {"lambda": lam, "cosine_frobenius": {"per_seed": [m + o * (i + 1) for o in offsets]}}
+        for i, (lam, m) in enumerate(zip(LAMBDAS, means, strict=True))
+    ]
+    spec = {"claim": "C1", "svm": "frobenius", "overlaps": [0.0],
+            "criterion": {"test": "beats", "delta": 0.01, "higher_is_better": True,
+                          "confidence": 0.95, "interval": "t"}}  # fmt: skip
+    claim = claims_sweep.alignment_peak("c1", spec, {"summary": _summary(rows)})
+    assert claim.measured == pytest.approx(0.12)
+    assert "λ=1e-02 vs λ=1e-01" in claim.details
+    planted = claims_sweep.alignment_peak(
+        "c1", {**spec, "aligned_lambda": "middle"}, {"summary": _summary(rows)}
+    )
+    assert planted.measured == pytest.approx(0.15)
+    assert "λ=1e-03 vs λ=1e-01" in planted.details
