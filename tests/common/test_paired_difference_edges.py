@@ -11,8 +11,8 @@ from repro.common.stats import PairedDifference, paired_difference
 
 
 def test_text_by_hand():
-    d = PairedDifference(0.1, 0.05, 0.15, 3, "t", 0.9, (0.1, 0.1, 0.1))
-    assert d.text() == "+0.1 [+0.05, +0.15] (90% t interval, n = 3, half-width 0.05)"
+    d = PairedDifference(0.123456, 0.0512345, 0.1953, 3, "t", 0.9, (0.1, 0.1, 0.1))
+    assert d.text() == "+0.123 [+0.0512, +0.195] (90% t interval, n = 3, half-width 0.072)"
 
 
 @pytest.mark.parametrize("confidence", [0.0, 1.0, 1.5])
@@ -34,8 +34,9 @@ def test_bad_method_and_shapes_are_refused_with_their_reason():
 
 
 def test_a_missing_value_gives_no_interval():
-    d = paired_difference([0.5, None, 0.7], [0.4, 0.3, 0.2])
-    assert math.isnan(d.mean) and math.isnan(d.low) and math.isnan(d.high)
+    for a, b in (([0.5, None, 0.7], [0.4, 0.3, 0.2]), ([0.5, 0.6, 0.7], [0.4, None, 0.2])):
+        d = paired_difference(a, b)
+        assert math.isnan(d.mean) and math.isnan(d.low) and math.isnan(d.high)
 
 
 @pytest.mark.parametrize("method", ["t", "bootstrap"])
@@ -54,11 +55,12 @@ def test_two_seeds_get_scipys_t_interval():
 def test_bootstrap_is_the_percentile_interval_of_its_seeded_draws():
     """The seeds resampled with numpy's generator from ``seed`` (10,000 resamples by
     default), the interval the 2.5 % and 97.5 % percentiles of the resampled means."""
-    diffs = np.array([0.3, -0.1, 0.25, 0.05, 0.4])
+    diffs = np.random.default_rng(4).normal(0.2, 0.3, 12)  # resampled means nearly all distinct
+    zeros = [0.0] * 12
     rng = np.random.default_rng(0)
-    means = diffs[rng.integers(0, 5, size=(10_000, 5))].mean(axis=1)
+    means = diffs[rng.integers(0, 12, size=(10_000, 12))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
-    d = paired_difference(diffs, np.zeros(5), method="bootstrap")
+    d = paired_difference(diffs, zeros, method="bootstrap")
     assert (d.low, d.high) == pytest.approx((low, high), rel=1e-12)
-    again = paired_difference(diffs, np.zeros(5), method="bootstrap", seed=0, n_resamples=10_000)
+    again = paired_difference(diffs, zeros, method="bootstrap", seed=0, n_resamples=10_000)
     assert (again.low, again.high) == (d.low, d.high)
