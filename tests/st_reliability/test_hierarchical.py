@@ -49,3 +49,27 @@ def test_median_group_rho_and_its_interval_equal_a_naive_bootstrap(confidence):
     alpha = (1 - confidence) / 2
     low, high = np.quantile(draws, [alpha, 1 - alpha])
     assert (out["low"], out["high"]) == pytest.approx((low, high), rel=1e-10)
+
+
+def test_signed_advantage_aggregate_and_per_seed_medians_against_scipy():
+    """The signed advantage −ρ_a − ρ_b per group; the Spearman across the three groups of
+    (group mean quality, −group ρ) (C8); the median over groups per seed."""
+    groups, q, s = _data()
+    noise = np.random.default_rng(13).normal(size=q.shape)
+    out = bootstrap_rho(
+        q, {"s": s, "noise": noise}, groups, n_boot=20, confidence=0.95,
+        rng=np.random.default_rng(5), paired={"adv": ("s", "noise")}, aggregate=("s",),
+    )  # fmt: skip
+
+    def rho(signal, g, k):
+        return stats.spearmanr(q[k, groups == g], signal[k, groups == g])[0]
+
+    group_rho = {g: np.mean([rho(s, g, k) for k in range(SEEDS)]) for g in SIZES}
+    for g in SIZES:
+        advantage = [-rho(s, g, k) - rho(noise, g, k) for k in range(SEEDS)]
+        assert out["groups"][g]["adv"]["rho"] == pytest.approx(np.mean(advantage), rel=1e-10)
+    quality = [np.mean(q[:, groups == g]) for g in SIZES]
+    expected = stats.spearmanr(quality, [-group_rho[g] for g in SIZES])[0]
+    assert out["aggregate"]["s"]["spearman"] == pytest.approx(expected, rel=1e-12)
+    per_seed = [np.median([rho(s, g, k) for g in SIZES]) for k in range(SEEDS)]
+    np.testing.assert_allclose(out["median_group"]["s"]["per_seed"], per_seed, rtol=1e-10)
