@@ -39,7 +39,6 @@ from repro.common.claims import (
 from repro.common.stats import paired_difference
 
 
-
 @pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
 def test_t_interval_equals_scipy_ttest_rel(confidence):
     rng = np.random.default_rng(7)
