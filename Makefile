@@ -17,7 +17,7 @@ export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
 export OMP_WAIT_POLICY ?= passive
 
-.PHONY: install run replicate test report lint clean
+.PHONY: install run replicate test mutation report lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,16 @@ replicate: run
 
 test: install
 	$(BIN)/python -m pytest
+
+# Mutation score of the modules listed in benchmarks/mutation.yaml, with their unit tests
+# (slow, minutes per module: not part of `make test`). mutmut goes into its own folder on
+# PYTHONPATH, not into the venv. One module or paper: make mutation MUTATION_ARGS=sbd
+MUTMUT_DIR ?= .mutmut
+MUTATION_ARGS ?=
+mutation: install
+	PYTHONPATH=$(abspath $(MUTMUT_DIR)) $(BIN)/python -c "import mutmut" 2>/dev/null \
+		|| $(BIN)/pip install --quiet --target $(MUTMUT_DIR) mutmut==3.8.1
+	PYTHONPATH=$(abspath $(MUTMUT_DIR)) $(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
 
 lint: install
 	$(BIN)/ruff check src scripts tests benchmarks

@@ -82,6 +82,35 @@ def test_other_replay_and_history_replay_against_one_episode_at_a_time():
     assert torch.equal(out["history_replay"], fresh)  # the reused states: a fresh write's
 
 
+def _query_reference(model, dm, batch, i, written_by):
+    """Episode i's answer logits from its query window alone, read (writes off) from the state
+    that episode ``written_by``'s history writes (None: the zero state)."""
+    dm.reset()
+    if written_by is not None:
+        with dm.phase(writes=True):
+            model(_one(batch, written_by, "history"))
+    with dm.phase(writes=False):
+        return model(batch.query[i : i + 1])[0, -1]
+
+
+def test_state_conditions_read_the_query_from_the_right_state_one_episode_at_a_time():
+    """``state_only`` reads the episode's own state, ``other_state`` the previous episode's,
+    ``zeroed`` none; each against a fresh single-episode write."""
+    model, dm = _memory_model(6)
+    batch = make_batch(np.random.default_rng(7), 5, (1, 6))
+    with torch.no_grad():
+        out = evaluate.memory_conditions(model, dm, batch, "cpu")
+        for i in range(5):
+            own = _query_reference(model, dm, batch, i, i)
+            other = _query_reference(model, dm, batch, i, (i - 1) % 5)
+            torch.testing.assert_close(out["state_only"][i], own, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(out["other_state"][i], other, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(
+                out["zeroed"][i], _query_reference(model, dm, batch, i, None), rtol=1e-5, atol=1e-5
+            )
+            assert (own - other).abs().max() > 1e-3  # the other state is a different read
+
+
 @pytest.mark.parametrize("field", ["history", "query", "answer"])
 def test_the_evaluation_seed_draws_the_episodes(field):
     task = TaskConfig()

@@ -4,6 +4,8 @@ word-level tokenizer (no downloads)."""
 
 from __future__ import annotations
 
+import math
+import warnings
 from pathlib import Path
 
 import pytest
@@ -85,6 +87,44 @@ def test_official_context_order_and_budget():
     assert messages[0]["content"] == locomo.SYSTEM_PROMPT
     context = locomo.official_context(first, words, 10_000 - locomo.ANSWER_RESERVE_TOKENS, prompt)
     assert messages[1]["content"] == context + "\n\n" + prompt
+
+
+def test_multi_answer_f1_averages_over_the_gold_parts_by_hand():
+    """Mean over the gold parts of the best prediction part, with unequal part counts: over
+    the predicted parts instead the numbers differ (1/3 and 5/6)."""
+    # gold oslo 1, bergen 0 (three predicted parts, two gold)
+    assert locomo.multi_answer_f1("oslo, paris, rome", "oslo, bergen") == pytest.approx(1 / 2)
+    # gold red: F1("red car", "red") = 2/3; oslo: 1; blue sky: 0 -> 5/9
+    assert locomo.multi_answer_f1("red car, oslo", "red, oslo, blue sky") == pytest.approx(5 / 9)
+
+
+def test_canonical_answer_and_normalisation_by_hand():
+    """The official canonical answer: first non-empty line, lower case, escaped quotes as
+    apostrophes, option markers and "answer:" removed; commas vanish in normalisation."""
+    assert locomo.canonical('(B) Answer: \\"Oslo\\"\nsecond line') == "'oslo'"
+    assert locomo.canonical("a) Oslo") == "oslo" and locomo.canonical("b) Bergen") == "bergen"
+    assert locomo.canonical("  \n  ") == ""
+    assert locomo.normalize("Oslo,Bergen") == "oslobergen"
+
+
+def test_score_splits_on_semicolons_only_in_category_3():
+    q = locomo.Question("s", "when?", "May; June", 2)
+    assert locomo.score(q, "May; June") == 1.0
+    q3 = locomo.Question("s", "would she?", "Likely yes; because", 3)
+    assert locomo.score(q3, "likely yes") == 1.0
+
+
+def test_summary_of_no_question_and_of_an_absent_category_is_nan():
+    q = locomo.Question("s", "where?", "Oslo", 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        empty = locomo.summarise([], [])
+        one = locomo.summarise([q], ["Oslo"])
+    assert math.isnan(empty["overall"]) and empty["n"] == 0
+    assert all(math.isnan(empty[name]) for name in locomo.CATEGORIES.values())
+    assert one["single_hop"] == 1.0 and math.isnan(one["temporal"])
+    with pytest.raises(ValueError):
+        locomo.summarise([q], ["Oslo", "Bergen"])
 
 
 def test_token_f1_matches_hand_computed_values():

@@ -53,3 +53,19 @@ def test_merge_errors_name_the_key_or_shape():
         merge(base, [{"a": np.ones(2)}], [1.0, 2.0])
     with pytest.raises(KeyError, match="per-layer"):
         merge(base, [{"a": np.ones(2)}], [{"b": 1.0}])
+
+
+def test_fallback_scale_is_the_mean_of_three_unequal_margins():
+    """Margins 1, 2, 6: mean 3 (the median would be 2), so α = 3, 1.5, 0.5."""
+    np.testing.assert_allclose(malora_alphas([1.0, 2.0, 6.0], None), [3.0, 1.5, 0.5])
+
+
+def test_a_base_margin_below_one_is_used_and_errors_name_the_problem():
+    """m_0 = 0.5 is a usable pre-training margin (only ≤ 0 falls back): α = 0.5 / m."""
+    np.testing.assert_allclose(malora_alphas([1.0, 2.0], 0.5), [0.5, 0.25])
+    with pytest.raises(ValueError, match=r"^task_margins must be a non-empty vector, got shape"):
+        malora_alphas(np.ones((2, 2)), 1.0)
+    with pytest.raises(ValueError, match=r"got \[1\.0, -2\.0\]; use a robust statistic"):
+        malora_alphas([1.0, -2.0], 1.0)
+    with pytest.raises(ValueError, match=r"^delta of shape \(3,\) for \(2,\)$"):
+        merge(np.ones(2), [np.ones(3)], [1.0])

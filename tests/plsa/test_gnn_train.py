@@ -233,3 +233,51 @@ def test_methods_record_calibration_and_strurw_mixes_at_one_half(gss, monkeypatc
     last = runs["plsa_pair"]["estimates"][-1]
     assert last["pair_temperature"] > 0 and last["converged"]
     assert runs["plsa_pair"]["pi_hat"].sum() == pytest.approx(1.0)
+
+
+def test_source_loss_weights_each_node_by_its_class_beta():
+    """(1/n) Σ_i β_{y_i} (log Σ_c e^{z_ic} − z_{i y_i}) by a naive loop, three classes with
+    unequal β and unequal class counts (an unweighted mean differs)."""
+    from repro.plsa.train import weighted_cross_entropy
+
+    logits = torch.tensor(
+        [[2.0, 0.5, -1.0], [0.1, 0.2, 0.3], [-0.5, 1.5, 0.0], [1.0, -2.0, 0.5], [0.0, 0.0, 3.0]],
+        dtype=torch.float64,
+    )
+    labels = torch.tensor([0, 2, 1, 2, 0])
+    beta = torch.tensor([0.4, 1.9, 1.1], dtype=torch.float64)
+    naive = 0.0
+    for z, y in zip(logits.tolist(), labels.tolist(), strict=True):
+        naive += beta[y].item() * (np.log(np.sum(np.exp(z))) - z[y])
+    naive /= len(labels)
+    loss = weighted_cross_entropy(logits, labels, beta)
+    assert loss.item() == pytest.approx(naive, rel=1e-12)
+    assert naive != pytest.approx(
+        weighted_cross_entropy(logits, labels, torch.ones(3, dtype=torch.float64)).item()
+    )
+
+
+def test_training_loss_uses_each_refreshed_beta(gss, monkeypatch):
+    """The loop hands the loss β = 1 until the first estimate (epoch 10), then that
+    estimate's β (a "BOTH" variant, label weights on)."""
+    from repro.plsa import train
+
+    betas, estimated = [], []
+    weighted, estimate = train.weighted_cross_entropy, train.estimate
+
+    def recording_loss(logits, labels, beta):
+        betas.append(beta.cpu().numpy().copy())
+        return weighted(logits, labels, beta)
+
+    def recording_estimate(*args, **kwargs):
+        estimated.append(estimate(*args, **kwargs))
+        return estimated[-1]
+
+    monkeypatch.setattr(train, "estimate", recording_estimate)
+    monkeypatch.setattr(train, "weighted_cross_entropy", recording_loss)
+    result = run(TrainConfig(method="plsa", epochs=12, device="cpu"), *gss)
+    assert result["label_weights"] is True and len(betas) == 12
+    np.testing.assert_array_equal(np.array(betas[:10]), np.ones((10, 3)))
+    assert not np.allclose(estimated[0].beta, 1.0)  # the case needs a β away from 1
+    for beta in betas[10:]:
+        np.testing.assert_allclose(beta, estimated[0].beta, rtol=1e-6)

@@ -124,6 +124,32 @@ def test_convergence_fails_when_gl_is_no_steeper(tmp_path):
     assert results["c"].measured is None and results["c"].verdict == NOT_REPRODUCED
 
 
+def test_convergence_measures_the_least_favourable_of_three_unequal_families(tmp_path):
+    """Three families, each with its own GL and trapezoid slopes: the measured ratio is the
+    smallest family ratio (the least favourable), each slope a least-squares fit by hand."""
+    slopes = {"gompertz": (-1.5, -0.5), "loglogistic": (-0.8, -0.4), "weibull": (-1.2, -0.25)}
+    families = {
+        family: {
+            rule: {str(k): {"median": 10 ** (-1 + slope * (k - 2))} for k in NODES}
+            for rule, slope in zip(("gauss_legendre", "trapezoid"), pair, strict=True)
+        }
+        for family, pair in slopes.items()
+    }
+    quad = {"families": families, "gompertz_bound": {"violations": 0, "checked": 1}}
+    ratios = {}
+    for family, rules in families.items():
+        fitted = [
+            np.polyfit(NODES, np.log10([rules[rule][str(k)]["median"] for k in NODES]), 1)[0]
+            for rule in ("gauss_legendre", "trapezoid")
+        ]
+        ratios[family] = fitted[0] / fitted[1]
+    assert ratios == pytest.approx({"gompertz": 3.0, "loglogistic": 2.0, "weibull": 4.8})
+    criterion = {"op": ">", "threshold": 2.5}
+    results = run(tmp_path, {"c": {**CONVERGENCE, "criterion": criterion}}, quad, {})
+    assert results["c"].measured == pytest.approx(2.0)
+    assert results["c"].verdict == CONTRADICTED  # loglogistic falls short of 2.5
+
+
 def comparison(test, delta, higher_is_better, baselines=("b1", "b2"), metric="m"):
     return {
         "kind": "comparison",

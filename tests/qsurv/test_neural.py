@@ -218,3 +218,28 @@ def test_train_resumes_from_its_fingerprinted_checkpoint(
     assert_same_state(models[f"seed{seed}"], full_models[f"seed{seed}"])
     log = json.loads((resumed / "log.json").read_text())
     assert log["history"][0]["epochs"] == 6
+
+
+def test_returned_model_is_the_best_validation_epoch_not_the_last(tiny_split, tmp_path):
+    """Early stopping returns the weights of the epoch with the lowest validation loss: the
+    returned network's validation loss, recomputed here, is the minimum of the history, and
+    (a large step makes the loss rise before training stops) not the last epoch's."""
+    from repro.qsurv.model import QuadratureLikelihood
+
+    cfg = dataclasses.replace(SMALL, epochs=15, patience=3, lr=0.3)
+    net, history = fit(cfg, tiny_split, tmp_path / "c.pt")
+    losses = saved_state(tmp_path / "c.pt")["state"]["val_losses"]
+    assert int(np.argmin(losses)) < len(losses) - 1  # the case needs a best epoch before the last
+    loss_fn = QuadratureLikelihood(rule=cfg.rule, nodes=cfg.nodes, time_scale=history["t_max"])
+    as_tensor = {
+        k: torch.as_tensor(tiny_split[k], dtype=torch.float32) for k in ("x_val", "t_val", "e_val")
+    }
+    net.eval()
+    with torch.no_grad():
+        val = float(
+            loss_fn(
+                net, as_tensor["x_val"], as_tensor["t_val"] / history["t_max"], as_tensor["e_val"]
+            )
+        )
+    assert val == pytest.approx(min(losses), rel=1e-5)
+    assert history["best_val_loss"] == min(losses)

@@ -239,3 +239,16 @@ def test_log_error_slope_of_exponential_and_algebraic_decay():
     assert log_error_slope(k, algebraic) == pytest.approx(expected, rel=1e-12)
     assert -0.2 < expected < 0
     assert math.isnan(log_error_slope(k, np.full(6, 1e-16)))  # all rounding
+
+
+def test_edges_of_the_slope_the_bound_and_the_rules():
+    """An error exactly at the floor is rounding (left out); two points above it make a
+    slope; a zero derivative bounds the error by 0; bad arguments name themselves."""
+    floor = 1e-12
+    assert log_error_slope([2, 3, 4], [1e-2, 1e-4, floor], floor=floor) == pytest.approx(-2.0)
+    assert np.isnan(log_error_slope([2, 3, 4], [1e-2, floor, floor], floor=floor))
+    assert gauss_legendre_error_bound(1.0, 3, 0.0) == 0.0
+    with pytest.raises(ValueError, match="^need nodes >= 1, upper >= 0 and max_abs_derivative"):
+        gauss_legendre_error_bound(1.0, 3, -1.0)
+    with pytest.raises(ValueError, match="^trapezoid needs more nodes than 1$"):
+        unit_rule("trapezoid", 1)

@@ -171,6 +171,16 @@ def test_the_drop_needs_monotone_steps(tmp_path):
     assert r.verdict == "contradicted" and r.details.startswith("not monotone")
 
 
+def test_a_rise_along_the_background_axis_alone_is_not_monotone(tmp_path):
+    """Deletion 20 %: 0.93 at background 5e-4, 0.99 at 1e-2 (a rise of 0.06 > 0.02 along
+    the background axis only; along deletion every step falls)."""
+    docs = _bad(lambda d: _set(d["noise"]["rows"], {"mean_best_jaccard": 0.99}, deletion=0.2,
+                               background=1e-2))  # fmt: skip
+    r = _judge(tmp_path, docs)["degrades"]
+    assert r.verdict == "contradicted" and r.details.startswith("not monotone"), r
+    assert r.details.endswith("rises > 0.02: 1")
+
+
 def test_a_signed_interval_across_the_margin_is_inconclusive(tmp_path):
     """CF SBD − unsigned per seed −0.1, −0.5, −0.2, −0.6: the interval straddles −0.3."""
     gaps = {0: -0.1, 1: -0.5, 2: -0.2, 3: -0.6}

@@ -110,6 +110,14 @@ def _majority_share(y: torch.Tensor) -> float:
     return float(torch.bincount(y).max() / len(y)) if len(y) else float("nan")
 
 
+def weighted_cross_entropy(
+    logits: torch.Tensor, labels: torch.Tensor, beta: torch.Tensor
+) -> torch.Tensor:
+    """The source loss: (1/n) Σ_i β_{y_i} CE(logits_i, y_i); β = 1 until an estimate gives
+    the class weights of the "BOTH" variants."""
+    return (beta[labels] * F.cross_entropy(logits, labels, reduction="none")).mean()
+
+
 def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | None = None) -> dict:
     """Train on ``source``, evaluate on ``target``; return accuracies, estimates and timing.
 
@@ -174,7 +182,7 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         optimizer.zero_grad(set_to_none=True)
         logits = model(x_s, ei_s, edge_weight)[train_idx]
         labels = y_s[train_idx]
-        loss = (beta[labels] * F.cross_entropy(logits, labels, reduction="none")).mean()
+        loss = weighted_cross_entropy(logits, labels, beta)
         loss.backward()
         optimizer.step()
 
