@@ -6,6 +6,7 @@ import gc
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -56,6 +57,15 @@ def snakemake(
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake failed ({result.returncode}):\n{result.stderr[-6000:]}")
     return result
+
+
+@pytest.fixture(autouse=True)
+def _dev_null_stays_a_device():
+    """A test that writes a file atomically to /dev/null renames a regular file over it, and
+    every later test that discards output through it (the SLURM cluster's fake GPU among
+    them) fails in ways that point elsewhere: the test that did it fails instead."""
+    yield
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode), f"this test replaced {os.devnull}"
 
 
 @pytest.fixture(scope="session")

@@ -188,7 +188,7 @@ def test_every_claim_has_controls_a_registration_and_its_margins(name):
 
 
 # --- per-seed sanity: a broken run is a failed run, not a wider interval ---------------------
-def test_a_failed_base_fails_every_claim_of_its_seed_and_its_check():
+def test_a_failed_base_fails_every_claim_of_its_seed_and_its_check(tmp_path):
     """Base s2 is not helpful (0.3 < 0.9): base_helpful fails, and every claim reading seed
     2 of that prior is not reproduced, naming the run and the reason."""
 
@@ -212,7 +212,12 @@ def test_a_failed_base_fails_every_claim_of_its_seed_and_its_check():
     results = {
         r.id: r
         for r in check_claims(
-            {"a_em_rises": CLAIMS["a_em_rises"]}, SECTION["checks"], summary, "/dev/null"
+            # a real file: claims are written atomically (a rename over /dev/null replaced
+            # the machine's /dev/null with a regular file and broke the SLURM test's fake GPU)
+            {"a_em_rises": CLAIMS["a_em_rises"]},
+            SECTION["checks"],
+            summary,
+            tmp_path / "claims.json",
         )
     }
     assert results["a_em_rises"].verdict == "not reproduced"
