@@ -52,7 +52,7 @@ STEPS = [
     Step(
         "plsa",
         "GNN training of every method (PLSA's reweighting among them) on one data set, one job",
-        "results/plsa/runs/csbm_gss/part0",
+        "results/plsa/runs/csbm_gss",
     ),
     Step(
         "sbd",

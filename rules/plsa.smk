@@ -50,11 +50,11 @@ rule plsa_train:
     input:
         data="results/plsa/data/{dataset}.npz",
     output:
-        runs=directory("results/plsa/runs/{dataset}/part{part}"),
+        runs=directory("results/plsa/runs/{dataset}"),
     log:
-        "logs/plsa/train/{dataset}/part{part}.log",
+        "logs/plsa/train/{dataset}.log",
     benchmark:
-        "results/plsa/benchmarks/train/{dataset}/part{part}.tsv"
+        "results/plsa/benchmarks/train/{dataset}.tsv"
     wildcard_constraints:
         **PLSA_WILDCARDS,
     conda:
@@ -63,9 +63,9 @@ rule plsa_train:
     resources:
         gpu=lookup(dpath="papers/plsa/resources/train/gpu", within=config),
         mem_mb=lookup(dpath="papers/plsa/resources/train/mem_mb", within=config),
-        runtime=plsa_train_runtime,
+        runtime=lookup(dpath="papers/plsa/resources/train/runtime", within=config),
     params:
-        methods=plsa_part_methods,
+        methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
         training=lookup(dpath="papers/plsa/end_to_end/training", within=config),
         device=rule_device,
     script:
@@ -74,7 +74,7 @@ rule plsa_train:
 
 rule plsa_evaluate:
     input:
-        runs=lambda wildcards: plsa_run_dirs(wildcards.dataset),
+        runs="results/plsa/runs/{dataset}",
     output:
         metrics="results/plsa/metrics/{dataset}.json",
     log:
@@ -84,7 +84,7 @@ rule plsa_evaluate:
     conda:
         "../envs/plsa.yaml"
     params:
-        runs=plsa_method_runs,
+        methods=lambda wildcards: plsa_dataset_methods(wildcards.dataset),
     script:
         "../scripts/plsa_evaluate.py"
 

@@ -261,7 +261,7 @@ def test_papers_may_share_data_set_and_method_names(tmp_path):
     _, stdout = _jobs_and_outputs(result)
     for output in (
         "results/plsa/data/shared.npz",
-        "results/plsa/runs/shared/part0",
+        "results/plsa/runs/shared",
         "results/sbd/data/shared.npz",
         "results/sbd/decompositions/shared/sbd.npz",
         "results/qsurv/runs/loglogistic/part0",

@@ -132,33 +132,3 @@ def test_figures_are_real_images(test_run):
         image = mpimg.imread(test_run / f"plsa/figures/{name}.png")
         assert image.shape[0] > 200 and image[..., :3].std() > 0.05
         assert (test_run / f"plsa/figures/{name}.pdf").read_bytes()[:4] == b"%PDF"
-
-
-def test_training_split_into_parts_gives_the_same_numbers(tmp_path):
-    """end_to_end.methods_per_job: the methods trained in two jobs (parts of 4 and 2) give
-    the per-seed numbers of the one job that trains all six, and each part holds its own."""
-    from tests.conftest import snakemake
-
-    target = "results/plsa/metrics/csbm_gss.json"
-    numbers = {}
-    for per_job in (None, 4):
-        config = yaml.safe_load((ROOT / "config" / "test.yaml").read_text())
-        config["papers"]["plsa"]["end_to_end"]["methods_per_job"] = per_job
-        run = tmp_path / f"per_job_{per_job}"
-        run.mkdir()
-        (run / "config.yaml").write_text(yaml.safe_dump(config))
-        args = ("--cores", "1", target, "--configfile", str(run / "config.yaml"))
-        snakemake(*args, "--replace-workflow-config", workdir=run, timeout=900)
-        methods = json.loads((run / target).read_text())["methods"]
-        numbers[per_job] = {
-            m: [{k: v for k, v in row.items() if "seconds" not in k} for row in spec["per_seed"]]
-            for m, spec in methods.items()
-        }
-    runs = tmp_path / "per_job_4/results/plsa/runs/csbm_gss"
-    assert sorted(p.name for p in (runs / "part1").glob("*.json")) == [
-        "oracle.json",
-        "plsa_pair.json",
-    ]
-    assert len(list((runs / "part0").glob("*.json"))) == 4 and not (runs / "part2").exists()
-    assert list(numbers[4]) == list(numbers[None]) and len(numbers[None]) == 6
-    assert numbers[4] == numbers[None]
