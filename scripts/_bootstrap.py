@@ -50,7 +50,8 @@ def setup_logging(snakemake) -> logging.Logger:
     sys.excepthook = log_uncaught
     log.info("start-up %.2f s CPU before the first line of work", startup)
     atexit.register(_at_exit, log)  # runs before logging's own exit hook closes the file
-    if getattr(snakemake.params, "device", None) == "cuda":  # a GPU required: fail fast
+    params = getattr(snakemake, "params", None)  # absent where a caller passes only log/rule
+    if getattr(params, "device", None) == "cuda":  # a GPU required: fail fast
         from repro.common.device import require_cuda
 
         require_cuda(snakemake.rule)

@@ -177,9 +177,12 @@ def test_full_scale_dag_builds(tmp_path):
         if len(parts) == 2 and parts[1].isdigit():
             counts[parts[0]] = int(parts[1])
     full = yaml.safe_load((ROOT / "config" / "full.yaml").read_text())
-    pinned = sum(1 for spec in full["downloads"].values() if spec["sha256"])
+    # a split listed by the Hub (parquet_split) is one job fetching every shard it lists
+    files = {n: s for n, s in full["downloads"].items() if not s.get("parquet_split")}
+    pinned = sum(1 for spec in files.values() if spec["sha256"])
     assert counts["download_dataset"] == pinned
-    assert counts["download_unverified"] == len(full["downloads"]) - pinned
+    assert counts["download_unverified"] == len(files) - pinned
+    assert counts["download_parquet_split"] == len(full["downloads"]) - len(files)
     q = full["papers"]["qsurv"]
     # methods_per_job: 1, one GPU job per (data set, method)
     assert q["methods_per_job"] == 1
