@@ -228,5 +228,7 @@ def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, tes
     for paper in papers:
         for path in sorted((results / paper).rglob("*")):
             relative = path.relative_to(results)
-            if path.is_file() and relative.parts[1] != "benchmarks":
+            # Snakemake's marker of a directory output is empty by design
+            marker = path.name == ".snakemake_timestamp"
+            if path.is_file() and relative.parts[1] != "benchmarks" and not marker:
                 _assert_same(path, test_run / relative, timed)
