@@ -119,9 +119,12 @@ def _start(workdir: Path, test_config: Path, cores: int = 1) -> subprocess.Popen
     )
 
 
-def _training_job(process: subprocess.Popen, papers: set[str]) -> tuple[str, str] | None:
+def _training_job(
+    process: subprocess.Popen, papers: set[str], workdir: Path
+) -> tuple[str, Path, int] | None:
     """Read the run's output up to the start of a training job of one of ``papers``:
-    (paper, its log file); None if the run ends first."""
+    (paper, its log file, the log's size then: a log an earlier try left is appended to,
+    and a quick job may log its start before the caller looks); None if the run ends first."""
     rule = None
     for line in process.stdout:
         field, _, value = line.strip().partition(": ")
@@ -130,15 +133,15 @@ def _training_job(process: subprocess.Popen, papers: set[str]) -> tuple[str, str
         elif rule and field == "log":
             paper = next((p for p in papers if TRAINING[p] == rule), None)
             if paper:
-                return paper, value.split(", ")[0]
+                log = workdir / value.split(", ")[0]
+                return paper, log, log.stat().st_size if log.exists() else 0
             rule = None
     return None
 
 
-def _wait_for_work(log: Path, process: subprocess.Popen) -> None:
-    """Until the job has started its work: its log's first line comes after the imports (a
-    log an earlier try of the job left is appended to)."""
-    before = log.stat().st_size if log.exists() else 0
+def _wait_for_work(log: Path, before: int, process: subprocess.Popen) -> None:
+    """Until the job has started its work: its log's first line after ``before`` comes after
+    the imports."""
     deadline = time.monotonic() + 300
     while not (log.exists() and "start-up" in log.read_text()[before:]):
         assert process.poll() is None and time.monotonic() < deadline, log
@@ -198,11 +201,11 @@ def test_interrupted_and_deleted_files_are_rebuilt_equal(tmp_path, test_run, tes
     interrupted, pending = [], set(papers)
     while pending:
         run = _start(workdir, test_config)
-        found = _training_job(run, pending)
+        found = _training_job(run, pending, workdir)
         if found is None:
             break
-        paper, log = found
-        _wait_for_work(workdir / log, run)
+        paper, log, before = found
+        _wait_for_work(log, before, run)
         os.killpg(run.pid, signal.SIGINT)
         rest, _ = run.communicate(timeout=120)
         assert f"(Rule: {TRAINING[paper]})" not in rest, rest[-2000:]  # stopped, not finished
