@@ -117,8 +117,36 @@ def test_holdout_is_knots_split_of_the_test_rows():
     seeded = holdout_rows(10, {"fraction": 0.25, "seed": 1})
     assert len(seeded["validation"]) == 2  # int(2.5)
     assert sorted(np.concatenate(list(seeded.values())).tolist()) == list(range(10))
+    again, shifted = (holdout_rows(40, {"fraction": 0.25, "seed": s}) for s in (1, 1001))
+    assert (
+        again["validation"].tolist()
+        == holdout_rows(40, {"fraction": 0.25, "seed": 1})["validation"].tolist()
+    )
+    assert again["validation"].tolist() != shifted["validation"].tolist()  # the seed draws it
     with pytest.raises(ValueError, match="not a permutation"):
         holdout_rows(11, {"fraction": 0.2}, order)
+
+
+def test_the_calibration_draw_follows_the_seed():
+    """full_scale.seeds: each seed draws its calibration images from the validation part;
+    the test part is the same rows whatever the seed."""
+    from types import SimpleNamespace
+
+    from repro.malora.clip_bench import ClipBench
+
+    labels = np.arange(50)
+    pixels = labels[:, None] * np.ones((1, 3))
+    parts = [{"validation": (pixels, labels), "test": (pixels + 0.5, labels)}]
+    bench = SimpleNamespace(cfg=SimpleNamespace(calibration_per_task=8, test_limit=20), parts=parts)
+
+    def drawn(seed):
+        calibration, test = ClipBench.data(bench, seed)
+        return calibration[0][1].tolist(), test[0][1].tolist()
+
+    (calibration, test), (again, _), (other, other_test) = map(drawn, (0, 0, 1000))
+    assert calibration == again and len(calibration) == 8
+    assert calibration != other
+    assert test == other_test and len(test) == 20
 
 
 def test_knots_index_files_load_without_unpickling_code(fixture, tmp_path):

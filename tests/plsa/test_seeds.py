@@ -1,7 +1,7 @@
 """Every seed that feeds a PLSA claim comes from the config, and changing it changes the
 result: the estimator studies' ``first_seed``, the end-to-end ``seeds`` (graph draws and
-runs), the claims' ``bootstrap.seed`` and ``registered_seeds``. The walk over the config
-fails when a new seed key appears without a test here. The planted estimators of the study
+runs), the claims' ``bootstrap.seed`` and ``registered_seeds`` (the list of keys and their
+tests: tests/common/test_seed_keys.py). The planted estimators of the study
 are checked against independent references."""
 
 from __future__ import annotations
@@ -10,40 +10,11 @@ import copy
 
 import numpy as np
 import pytest
-import yaml
 
 from repro.plsa import study
 from repro.plsa.csbm import class_counts, sample_csbm, shift_setting
 from repro.plsa.prepare import CSBMDataConfig, load_pair, prepare_csbm
-from tests.conftest import ROOT
 from tests.plsa.test_claims import CONFIG, documents, run
-
-# every key of papers.plsa whose name holds "seed" (claims.<id>. stands for any claim)
-SEED_KEYS = {
-    "estimator_study.first_seed",
-    "shift_study.first_seed",
-    "end_to_end.seeds",
-    "claims.<id>.bootstrap.seed",
-    "claims.<id>.registered_seeds",
-}
-
-
-def _seed_keys(node, path=()) -> set[str]:
-    found = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            here = (*path, "<id>" if path == ("claims",) else key)
-            if "seed" in key:
-                found.add(".".join(here))
-            found |= _seed_keys(value, here)
-    return found
-
-
-@pytest.mark.parametrize("name", ["config.yaml", "full.yaml", "test.yaml"])
-def test_every_seed_key_is_known(name):
-    section = yaml.safe_load((ROOT / "config" / name).read_text())["papers"]["plsa"]
-    assert _seed_keys(section) <= SEED_KEYS
-    assert {"estimator_study.first_seed", "end_to_end.seeds"} <= _seed_keys(section)
 
 
 def _study(tmp_path, first_seed):

@@ -15,23 +15,11 @@ from repro.common.io import read_npz, write_npz
 from repro.qsurv.prepare import PrepareConfig, prepare
 from repro.qsurv.train import TrainConfig, train
 from tests.qsurv.test_claims import CONFIGS
+from tests.seed_keys import seed_paths
 
 Q = CONFIGS["config"]["papers"]["qsurv"]
-RECORDS = ("claims", "checks")  # registered_seeds there records what was run first
-
-
-def seed_keys(section, path=()):
-    for key, value in section.items():
-        if key in RECORDS and not path:
-            continue
-        if "seed" in key:
-            yield (*path, key)
-        elif isinstance(value, dict):
-            yield from seed_keys(value, (*path, key))
-
-
-def test_the_seed_keys_of_the_config():
-    assert set(seed_keys(Q)) == {("seeds",), ("real_datasets", "gbsg2", "seeds")}
+# the keys that feed data and runs (registered_seeds, a claim's record: test_seed_keys.py)
+SEED_KEYS = [p for p in seed_paths(Q) if p[0] != "claims"]
 
 
 def fed_by(key) -> tuple[str, str, list[int]]:
@@ -58,7 +46,7 @@ def predictions(tmp_path, dataset, source, seeds, relabel=None) -> tuple[dict, d
     return read_npz(data), read_npz(f"{out}.npz")
 
 
-@pytest.mark.parametrize("key", sorted(seed_keys(Q)), ids=".".join)
+@pytest.mark.parametrize("key", sorted(SEED_KEYS), ids=".".join)
 def test_a_seed_key_changes_the_result(tmp_path, key):
     dataset, source, seeds = fed_by(key)
     seeds = seeds[:2]  # two of them are enough to see it

@@ -194,14 +194,20 @@ def test_adapt_and_evaluate_end_to_end_on_the_trees(tmp_path, backbone, method):
 
 def test_pairs_split_by_sequence_per_seed():
     sequences = np.array([f"chess/seq-{k:02d}" for k in (1, 1, 2, 3, 3, 3, 4, 5, 6, 6)])
+    drawn = set()
     for seed in range(5):
         parts = split_pairs(sequences, seed=seed)
+        assert all(
+            np.array_equal(a, b) for a, b in zip(parts, split_pairs(sequences, seed), strict=True)
+        )
+        drawn.add(tuple(map(tuple, parts)))
         assert sorted(np.concatenate(parts).tolist()) == list(range(10))
         names = [set(sequences[p]) for p in parts]
         assert all(names) and not (
             names[0] & names[1] or names[0] & names[2] or names[1] & names[2]
         )
         assert len(names[0]) == 3
+    assert len(drawn) > 1  # full_scale.seeds: another seed, another split
     with pytest.raises(ValueError, match="too few"):
         split_pairs(np.array(["a/seq-01", "a/seq-02", "a/seq-01"]), seed=0)
 

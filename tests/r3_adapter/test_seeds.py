@@ -19,20 +19,13 @@ from repro.r3_adapter.scenes import SceneConfig
 from repro.r3_adapter.shift import LowLight
 from repro.r3_adapter.train import AdaptConfig, adapt, fresh_adapted
 from tests.conftest import ROOT
+from tests.seed_keys import seed_paths
 
 SECTION = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["r3_adapter"]
 SCENE = SceneConfig(**{**SECTION["scene"], "grid": 4})  # small scenes, the same generator
 SHIFT = LowLight(**SECTION["low_light"])
 SPLIT = SplitConfig(fewshot=8, validation=4, test=4, adapt_severity=2)
 MODEL = {"dim": 16, "heads": 2, "depth": 1, "mlp_ratio": 2.0}
-
-
-def _seed_keys(node, path=()):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if "seed" in key:
-                yield (*path, key)
-            yield from _seed_keys(value, (*path, key))
 
 
 def _splits(seed):
@@ -74,7 +67,7 @@ PRODUCTS = {
 
 
 def test_the_walk_finds_every_seed_key():
-    assert set(_seed_keys(SECTION)) == set(PRODUCTS)
+    assert set(seed_paths(SECTION)) == set(PRODUCTS)
 
 
 @pytest.mark.parametrize("path", sorted(PRODUCTS), ids=".".join)

@@ -17,18 +17,10 @@ from repro.sbd.pipeline import planted_config
 from repro.sbd.planted import PlantedConfig, plant
 from repro.sbd.spmm_bench import compare
 from tests.conftest import ROOT
+from tests.seed_keys import seed_paths
 
 SBD = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["papers"]["sbd"]
 NOT_SEEDS = {"degree_seeds"}  # rows of highest degree per round: a count
-
-
-def _seed_keys(node, path=()):
-    if isinstance(node, dict):
-        for key, value in node.items():
-            here = (*path, key)
-            if "seed" in key and key not in NOT_SEEDS:
-                yield here
-            yield from _seed_keys(value, here)
 
 
 def _graph(spec, seed):
@@ -85,7 +77,7 @@ def _value(config, path):
     return config
 
 
-SEED_KEYS = sorted(_seed_keys(SBD))
+SEED_KEYS = sorted(p for p in seed_paths(SBD) if p[-1] not in NOT_SEEDS)
 
 
 def test_the_walk_finds_every_seed_key():
