@@ -9,8 +9,11 @@ the rules that have one, and their own ``cpu_time`` for comparison: Snakemake sa
 job's CPU every 0.5 s for 15 s and then every 30 s, so a job longer than 15 s loses the CPU
 it used after its last sample (up to 30 s a job).
 
-Run: ``python benchmarks/workflow_cost.py [RUN_DIR] [--rules]`` (RUN_DIR: the run's working
-directory, the one holding ``results/`` and ``logs/``; default ``.``).
+Run: ``python benchmarks/workflow_cost.py [RUN_DIR] [--rules] [--readme README.md]`` (RUN_DIR:
+the run's working directory, the one holding ``results/`` and ``logs/``; default ``.``).
+``--readme`` rewrites the README's block between ``<!-- cost -->`` and ``<!-- /cost -->``: the
+CPU per paper against its budget, the whole run's, and the span from the first job's start
+to the last job's end, stamped with the run's commit.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import argparse
 import csv
 import math
 import re
+import subprocess
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +30,10 @@ from pathlib import Path
 # written by scripts/_bootstrap.py
 STARTUP = re.compile(r" rule\.(\w+): start-up ([0-9.]+) s CPU")
 JOB_CPU = re.compile(r" rule\.(\w+): job CPU ([0-9.]+) s in all")
+STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),\d{3} ", re.M)  # the logging module's
+BLOCK = re.compile(r"(<!-- cost -->\n).*?(<!-- /cost -->)", re.S)
+# the developers' guide: the whole embedded default and each paper, job CPU-s
+BUDGET_RUN, BUDGET_PAPER = 3100, 600
 
 
 @dataclass
@@ -134,10 +142,63 @@ def _row(key: str, cost: Cost) -> str:
     )
 
 
+def span(run_dir: Path) -> tuple[str, str]:
+    """The first and the last time stamp of the run's job logs (``YYYY-MM-DD HH:MM:SS``)."""
+    stamps = [
+        stamp
+        for log in (run_dir / "logs").rglob("*.log")
+        for stamp in STAMP.findall(log.read_text(errors="replace"))
+    ]
+    return min(stamps), max(stamps)
+
+
+def readme_block(papers: dict[str, Cost], run_dir: Path) -> str:
+    """The README's table: per paper its jobs and CPU against the budget, most CPU first."""
+    from datetime import datetime
+
+    commit = subprocess.run(
+        ["git", "-C", str(run_dir), "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    first, last = span(run_dir)
+    minutes, seconds = divmod(
+        round((datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()), 60
+    )
+    total = Cost()
+    rows = []
+    for name, cost in sorted(papers.items(), key=lambda item: -item[1].cpu):
+        total.add(cost)
+        over = "" if name == "workflow" or cost.cpu <= BUDGET_PAPER else " (over)"
+        rows.append(f"| {name} | {cost.jobs} | {cost.cpu:,.0f}{over} |")
+    over = "" if total.cpu <= BUDGET_RUN else " (over)"
+    return "\n".join(
+        [
+            f"Measured by `benchmarks/workflow_cost.py` on a run of `{commit or 'unknown'}`: first "
+            f"job {first}, last {last} ({minutes} min {seconds:02d} s); budget {BUDGET_PAPER} "
+            f"CPU-s per paper, {BUDGET_RUN:,} in all.",
+            "",
+            "| paper | script jobs | job CPU-s |",
+            "|---|---:|---:|",
+            *rows,
+            f"| total | {total.jobs} | {total.cpu:,.0f}{over} |",
+            "",
+        ]
+    )
+
+
+def rewrite_readme(readme: Path, block: str) -> None:
+    text = readme.read_text()
+    if not BLOCK.search(text):
+        raise SystemExit(f"{readme}: no <!-- cost --> ... <!-- /cost --> block to rewrite")
+    readme.write_text(BLOCK.sub(lambda m: m.group(1) + block + m.group(2), text))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("run_dir", nargs="?", default=".", type=Path)
     parser.add_argument("--rules", action="store_true", help="also print the per-rule table")
+    parser.add_argument("--readme", type=Path, help="rewrite this file's <!-- cost --> block")
     args = parser.parse_args(argv)
     papers, rules = collect(args.run_dir)
     if not papers:
@@ -146,6 +207,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.rules:
         print()
         print(table(rules, "rule"))
+    if args.readme:
+        rewrite_readme(args.readme, readme_block(papers, args.run_dir))
 
 
 if __name__ == "__main__":

@@ -109,6 +109,29 @@ def test_command_line_prints_both_tables(run):
     assert empty.returncode == 2
 
 
+def test_readme_block_is_the_runs_table_against_the_budget(workflow_cost, run):
+    readme = run / "README.md"
+    readme.write_text("intro\n<!-- cost -->\nold numbers\n<!-- /cost -->\nrest\n")
+    papers, _ = workflow_cost.collect(run)
+    papers["qsurv"].cpu += 600  # 630 CPU-s: over the 600 of a paper
+    workflow_cost.rewrite_readme(readme, workflow_cost.readme_block(papers, run))
+    text = readme.read_text()
+    assert text.startswith("intro\n<!-- cost -->\n") and text.endswith("<!-- /cost -->\nrest\n")
+    assert "old numbers" not in text
+    # the logs' first and last stamps: 04:00:00 to 04:00:09
+    assert "first job 2026-12-02 04:00:00, last 2026-12-02 04:00:09 (0 min 09 s)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[1:] == [
+        "| qsurv | 4 | 630 (over) |",  # 11 + 6 + 3 + 10 + 600
+        "| delta_mem | 1 | 25 |",
+        "| workflow | 1 | 1 |",
+        "| total | 6 | 656 |",
+    ]
+    (run / "plain.md").write_text("no block\n")
+    with pytest.raises(SystemExit, match="no <!-- cost -->"):
+        workflow_cost.rewrite_readme(run / "plain.md", "table")
+
+
 def test_bootstrap_logs_the_whole_cpu_of_a_job_with_its_children(workflow_cost, tmp_path):
     """A real script through scripts/_bootstrap.py: the exit line counts the CPU the script
     burned itself and in a child process, which a benchmark file sampled every 30 s misses."""
