@@ -21,6 +21,12 @@ VERDICT_COLUMN = re.compile(r"\bverdict\b")
 SPREAD = re.compile(r"\d\s*±\s*\d|\d%?\s*\[[−+-]?\d[\d.]*%?,\s*[−+-]?\d")
 
 
+# pages with a results table typed by hand, indented under a list item, which this test
+# missed until it learned indented tables (issue 37): strict, so the mark goes once they
+# are generated
+TYPED = {"delta_mem", "helpful_only", "st_reliability"}
+
+
 def _tables(text: str):
     """(start offset, text) of every Markdown table, also one indented under a list item."""
     for match in re.finditer(r"(?:^[ \t]*\|.*\|[ \t]*\n)+", text, re.M):
@@ -40,10 +46,21 @@ def test_the_results_table_test_tells_a_results_table_from_a_configuration_table
     assert [_is_results(t) for t in found] == [True, True, True, False]
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(doc, marks=pytest.mark.xfail(strict=True, reason="typed, to generate"))
+        if doc.stem in TYPED
+        else doc
+        for doc in DOCS
+    ],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
 def test_every_results_table_is_generated_and_stamped(doc):
     text = doc.read_text()
-    blocks = [(m.start(), m.end()) for m in BLOCK.finditer(text) if STAMP.search(m.group(0))]
+    unstamped = [m.group(3) for m in BLOCK.finditer(text) if not STAMP.search(m.group(0))]
+    assert not unstamped, f"results blocks never drawn from a run (doctables): {unstamped}"
+    blocks = [(m.start(), m.end()) for m in BLOCK.finditer(text)]
     typed = [
         table.splitlines()[0]
         for start, table in _tables(text)
