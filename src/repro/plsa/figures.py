@@ -28,6 +28,7 @@ LABELS = {
     "pair_ece_after": "pair ECE, scaled ↓",
     "train_seconds": "train s",
 }
+HIGHER_IS_BETTER = {"target_accuracy", "source_val_accuracy"}
 
 
 def _ridge(study: dict) -> float:
@@ -153,7 +154,7 @@ def accuracy_table(all_metrics: list[dict], metric_names: list[str], png: str, p
         png,
         pdf,
         labels=LABELS,
-        higher_is_better={"target_accuracy", "source_val_accuracy"},
+        higher_is_better=HIGHER_IS_BETTER,
     )
 
 
