@@ -124,7 +124,8 @@ def alignment(summary):
 
 def landscape(summary):
     blocks = [b for b in summary["linear"]["settings"][_primary(summary)]]
-    fig, axes = plt.subplots(2, len(blocks), figsize=(4 * len(blocks), 7), squeeze=False)
+    # one row per overlap ε: two panels across keep the text legible at the report's width
+    fig, axes = plt.subplots(len(blocks), 2, figsize=(8.4, 3.4 * len(blocks)), squeeze=False)
     for col, block in enumerate(blocks):
         land = block["landscape_first_seed"]
         axis = np.array(land["axis"])
@@ -134,7 +135,7 @@ def landscape(summary):
                 ("joint_accuracy", "joint accuracy (σ=0.8)"),
             )
         ):
-            ax = axes[row, col]
+            ax = axes[col, row]
             mesh = ax.pcolormesh(axis, axis, np.array(land[key]).T, shading="auto", cmap="viridis")
             fig.colorbar(mesh, ax=ax, label=label)
             ax.plot(*land["malora"], "r*", ms=12, label="MaLoRA α")
@@ -145,7 +146,7 @@ def landscape(summary):
             ax.set_xlabel("α₁ (task 1)")
             ax.set_ylabel("α₂ (task 2)")
             ax.set_title(f"ε = {block['overlap']:g}")
-    axes[0, 0].legend(fontsize=7, loc="lower left")
+    axes[0, 0].legend(fontsize=8, loc="lower left")
     fig.suptitle("Two-task merging landscape (held-out data, first seed)")
     return fig
 

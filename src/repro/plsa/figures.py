@@ -58,7 +58,7 @@ def _loglog_panels(
     fig, axes = plt.subplots(
         1,
         len(panels),
-        figsize=(max(7, 4.6 * len(panels)), 4.4),
+        figsize=(max(7, 4.6 * len(panels)), 6.4 if with_slopes else 4.4),
         squeeze=False,
         layout="constrained",
     )
@@ -83,8 +83,9 @@ def _loglog_panels(
             title=f"{shift}, feature noise σ = {sigma:g}",
         )
         ticks_at(ax.xaxis, edges.values())
-        if with_slopes:  # the slopes differ per panel
-            ax.legend(fontsize=7)
+        ax.tick_params(axis="x", labelrotation=30)  # neighbouring sizes' labels stay apart
+        if with_slopes:  # the slopes differ per panel: each panel's legend below it
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8)
     if not with_slopes:  # the same estimators in every panel: one legend below, clear of points
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncol=2)

@@ -24,7 +24,7 @@ def compression_speedup(metrics: list[dict], png, pdf) -> None:
         left.bar(np.arange(len(names)) + k * width, cf, width, label=method)
     left.axhline(10, color="k", lw=0.8, ls="--", label="CF = 10")
     left.set(xticks=np.arange(len(names)) + 0.4 - width / 2, ylabel="compression factor (entries)")
-    left.set_xticklabels(names, rotation=20)
+    left.set_xticklabels(names, rotation=35, ha="right", rotation_mode="anchor")
     left.legend()
     main = methods[0]
     dims = [r["d"] for r in metrics[0]["methods"][main]["spmm"]]
@@ -43,7 +43,7 @@ def compression_speedup(metrics: list[dict], png, pdf) -> None:
             )
     right.axhline(1, color="k", lw=0.8)
     right.set(xticks=np.arange(len(names)) + 0.4, ylabel=f"SpMM speedup of {main}")
-    right.set_xticklabels(names, rotation=20)
+    right.set_xticklabels(names, rotation=35, ha="right", rotation_mode="anchor")
     right.legend(ncol=2)
     save_figure(fig, png, pdf)
 
@@ -129,17 +129,20 @@ def sign_study(study: dict, png, pdf) -> None:
 def greedy_trace(metrics: list[dict], png, pdf) -> None:
     """Cumulative gain and CF vs number of factors, per graph and method."""
     apply_style()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6))
-    for m in metrics:
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
+    methods = list(dict.fromkeys(method for m in metrics for method in m["methods"]))
+    styles = dict(zip(methods, ["-", "--", ":", "-."] * len(methods), strict=False))
+    for i, m in enumerate(metrics):  # a colour per graph, a line style per method
         for method, entry in m["methods"].items():
             trace = entry["trace"]
             k = [t["factor"] for t in trace]
             gains = np.cumsum([t["gain"] for t in trace]) / max(entry["nnz"], 1)
-            left.plot(k, gains, label=f"{m['dataset']} / {method}")
-            right.plot(k, [t["cf"] for t in trace], label=f"{m['dataset']} / {method}")
+            look = {"color": f"C{i % 10}", "ls": styles[method]}
+            left.plot(k, gains, label=f"{m['dataset']} / {method}", **look)
+            right.plot(k, [t["cf"] for t in trace], **look)
     left.set(xscale="symlog", xlabel="factors", ylabel="cumulative gain / nnz(A)")
     right.set(xscale="symlog", xlabel="factors", ylabel="compression factor")
-    right.legend()
+    fig.legend(loc="outside lower center", ncol=4)
     save_figure(fig, png, pdf)
 
 

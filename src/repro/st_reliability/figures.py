@@ -233,8 +233,22 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
         good = "q ≥ group median" if split == LOO_SPLIT else "q ≥ q₀"
         ax.set_title(f"{name}: LOO threshold (good = {good})")
         ax = axes[1, col]
-        for g, curve in m["risk_coverage"]["nn_cosine"].items():
-            ax.plot(curve["coverage"], curve["risk"], lw=1, label=f"{g} (AURC {curve['aurc']:.2f})")
+        curves = m["risk_coverage"]["nn_cosine"]
+        models = list(dict.fromkeys(g.split("|")[0] for g in curves))
+        lines = sorted({g.split("|")[-1] for g in curves})
+        for g, curve in curves.items():  # a colour per line, a line style per model
+            model, line = g.split("|")[0], g.split("|")[-1]
+            look = {
+                "color": f"C{lines.index(line) % 10}",
+                "ls": ["-", "--", ":", "-."][models.index(model) % 4],
+            }
+            ax.plot(
+                curve["coverage"],
+                curve["risk"],
+                lw=1,
+                label=f"{g} (AURC {curve['aurc']:.2f})",
+                **look,
+            )
         ax.set_xlabel("coverage (accepted share, most trusted first)")
         ax.set_ylabel("risk = 1 − mean q of accepted")
         ax.set_title(f"{name}: risk-coverage, pred-NN cosine (seed {m['rho']['seeds'][0]})")
