@@ -152,8 +152,9 @@ def span(run_dir: Path) -> tuple[str, str]:
     return min(stamps), max(stamps)
 
 
-def readme_block(papers: dict[str, Cost], run_dir: Path) -> str:
-    """The README's table: per paper its jobs and CPU against the budget, most CPU first."""
+def readme_block(papers: dict[str, Cost], run_dir: Path, note: str = "") -> str:
+    """The README's table: per paper its jobs and CPU against the budget, most CPU first;
+    ``note``: what the numbers do not say themselves (e.g. what else ran on the machine)."""
     from datetime import datetime
 
     commit = subprocess.run(
@@ -176,7 +177,7 @@ def readme_block(papers: dict[str, Cost], run_dir: Path) -> str:
         [
             f"Measured by `benchmarks/workflow_cost.py` on a run of `{commit or 'unknown'}`: first "
             f"job {first}, last {last} ({minutes} min {seconds:02d} s); budget {BUDGET_PAPER} "
-            f"CPU-s per paper, {BUDGET_RUN:,} in all.",
+            f"CPU-s per paper, {BUDGET_RUN:,} in all." + (f" {note}" if note else ""),
             "",
             "| paper | script jobs | job CPU-s |",
             "|---|---:|---:|",
@@ -199,6 +200,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("run_dir", nargs="?", default=".", type=Path)
     parser.add_argument("--rules", action="store_true", help="also print the per-rule table")
     parser.add_argument("--readme", type=Path, help="rewrite this file's <!-- cost --> block")
+    parser.add_argument("--note", default="", help="a sentence added to the README block")
     args = parser.parse_args(argv)
     papers, rules = collect(args.run_dir)
     if not papers:
@@ -208,7 +210,7 @@ def main(argv: list[str] | None = None) -> None:
         print()
         print(table(rules, "rule"))
     if args.readme:
-        rewrite_readme(args.readme, readme_block(papers, args.run_dir))
+        rewrite_readme(args.readme, readme_block(papers, args.run_dir, args.note))
 
 
 if __name__ == "__main__":
