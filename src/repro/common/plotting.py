@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from repro.common import figure_lint, figure_tidy  # noqa: E402
 from repro.common.io import write_json  # noqa: E402
-from repro.common.tables import Section  # noqa: E402
+from repro.common.tables import Section, mean_sd  # noqa: E402
 
 STYLE = {
     "figure.dpi": 110,
@@ -86,7 +86,7 @@ def metrics_sections(
             bold.add((list(methods).index(best), n_col))
         for method, v in methods.items():
             cells = [
-                f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" if n in v["mean"] else "–" for n in names
+                mean_sd(v["mean"][n], v["std"][n], 4) if n in v["mean"] else "–" for n in names
             ]
             rows.append([method, *cells])
         heading = f"{metrics['dataset']} ({len(metrics['seeds'])} seeds)"

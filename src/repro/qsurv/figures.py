@@ -10,6 +10,7 @@ import numpy as np
 
 from repro.common import plotting
 from repro.common.plotting import apply_style, save_figure
+from repro.qsurv import curves
 
 RULE_LABELS = {"gauss_legendre": "Gauss-Legendre", "trapezoid": "trapezoid", "midpoint": "midpoint"}
 METRIC_LABELS = {
@@ -55,27 +56,62 @@ def quadrature_error(quadrature: dict, png: str, pdf: str) -> None:
     save_figure(fig, png, pdf)
 
 
-def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None:
-    """True vs estimated hazard for test subjects at covariate quantiles (first seed)."""
-    apply_style()
-    curves = metrics["curves"]
-    subjects = curves["subjects"]
-    fig, axes = plt.subplots(
-        1, len(subjects), figsize=(3.2 * len(subjects), 3.8), squeeze=False, layout="constrained"
+CURVE_PANELS = (
+    ("S", "marginal survival S̄(t)"),
+    ("H", "marginal cumulative hazard H̄(t)"),
+    ("h", "marginal hazard h̄(t)"),
+    ("hazard_error", "mean |ĥ(t | x) − h(t | x)|"),
+)
+# hazard panels stop at this multiple of the largest true hazard: a discrete-time model's
+# interval hazard is 0 between its cuts and a spike at each, which would flatten the rest
+HAZARD_AXIS_CAP = 2.5
+
+
+def _band(ax, runs, read, times_of, **style) -> None:
+    band = curves.band_over_runs([times_of(r) for r in runs], [read(r) for r in runs])
+    (line,) = ax.plot(band["time"], band["mean"], **style)
+    ax.fill_between(
+        band["time"], band["low"], band["high"], color=line.get_color(), alpha=0.2, lw=0
     )
-    for ax, subject in zip(axes[0], subjects, strict=True):
-        ax.plot(curves["time"], subject["true_hazard"], "k-", lw=2.5, label="true")
-        for method in methods:
-            if method in subject["methods"]:
-                ax.plot(curves["time"], subject["methods"][method], lw=1.2, label=method)
-        ax.set(
-            title=f"x = {subject['x']:.2f} ({subject['quantile']:.0%} quantile)",
-            xlabel="time t",
-            ylabel="hazard h(t | x)",
-        )
+
+
+def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None:
+    """True against estimated marginal S, H and h, and the hazard error whose time average is
+    ``hazard_l1``: mean over runs (line) and their range (band), every seed of the metrics."""
+    apply_style()
+    runs = metrics["curves"]["runs"]
+    present = [m for m in methods if m in runs[0]["methods"]]
+    fig, axes = plt.subplots(2, 2, figsize=(8.5, 6.6), layout="constrained")
+    grid_of = lambda r: r["time"]  # noqa: E731
+    mid_of = lambda r: curves.midpoints(r["time"])  # noqa: E731
+    true_peak = max(max(r["truth"]["h"]) for r in runs)
+    for ax, (key, label) in zip(axes.flat, CURVE_PANELS, strict=True):
+        times_of = grid_of if key in ("S", "H") else mid_of
+        if key != "hazard_error":
+            _band(
+                ax, runs, lambda r, k=key: r["truth"][k], times_of, color="k", lw=2.2, label="true"
+            )
+        for i, method in enumerate(present):
+            entry = metrics["methods"][method]
+            _band(
+                ax,
+                runs,
+                lambda r, k=key, m=method: r["methods"][m][k],
+                times_of,
+                color=f"C{i}",
+                lw=1.3,
+                label=f"{method} (hazard L1 {entry['mean']['hazard_l1']:.4f}"
+                f" ± {entry['std']['hazard_l1']:.4f})",
+            )
+        if key in ("h", "hazard_error"):
+            ax.set_ylim(0, HAZARD_AXIS_CAP * true_peak)
+        ax.set(xlabel="time t", ylabel=label)
     handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels: no curve hidden
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7))
-    fig.suptitle(f"{metrics['dataset']}: true vs estimated hazard (seed {metrics['seeds'][0]})")
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
+    seeds = ", ".join(str(r["seed"]) for r in runs)
+    fig.suptitle(
+        f"{metrics['dataset']}: mean over {len(runs)} runs (seeds {seeds}), band = their range"
+    )
     save_figure(fig, png, pdf)
 
 

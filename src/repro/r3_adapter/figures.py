@@ -18,7 +18,7 @@ import numpy as np
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
 from repro.common.stats import paired_difference
-from repro.common.tables import Section
+from repro.common.tables import Cell, Section, count, mean_sd
 from repro.r3_adapter.claims import domain_sequence, per_seed, precise_layer
 from repro.r3_adapter.names import DIAGNOSTICS
 
@@ -125,16 +125,16 @@ TABLE = [
 ]
 
 
-def table_rows(docs: dict, severity: int) -> tuple[list[str], list[list[str]]]:
-    """Column labels and one row of 'mean ± sd' cells per method."""
+def table_rows(docs: dict, severity: int) -> tuple[list[str], list[list[Cell]]]:
+    """Column labels and one row per method: its trainable parameters, then mean ± sd cells."""
     shifted = f"severity{severity}"
     header = [label.format(k=severity) for _, label in TABLE]
     rows = []
     for doc in docs.values():
-        cells = [f"{doc['n_trainable']:,}"]
+        cells = [count(doc["n_trainable"])]
         for key, _ in TABLE[1:]:
             k = key.format(s=shifted)
-            cells.append(f"{doc['mean'][k]:.3f} ± {doc['std'][k]:.3f}")
+            cells.append(mean_sd(doc["mean"][k], doc["std"][k]))
         rows.append(cells)
     return header, rows
 
@@ -202,34 +202,93 @@ def ablation(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
     save_figure(fig, png, pdf)
 
 
-def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    markers = "osD^vP*Xh<>p8"
-    for ax, (metric, label) in zip(
-        axes,
-        [
-            (f"severity{severity}/accuracy", f"correspondence accuracy, severity {severity}"),
-            ("clean/epe", "clean pointmap EPE after adaptation (forgetting)"),
-        ],
-        strict=True,
-    ):
-        for i, (name, doc) in enumerate(docs.items()):
-            n = max(doc["n_trainable"], 1)
-            ax.errorbar(
-                n,
-                doc["mean"][metric],
-                doc["std"][metric],
-                marker=markers[i % 13],
-                ms=6,
-                capsize=2,
-                ls="none",
-                label=name,
-            )
-        ax.set_xscale("log")
-        ax.set_xlabel("trainable parameters (log; frozen drawn at 1)")
-        ax.set_ylabel(label)
-    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle("Parameters vs accuracy and retention (mean ± sd over seeds)")
+def _paired_claims(claims: dict | None, method: str, metric: str) -> dict[str, dict]:
+    """The paired claims of ``method`` on ``metric``, by id."""
+    return {
+        cid: c
+        for cid, c in (claims or {}).items()
+        if c.get("kind") == "paired" and c.get("method") == method and c.get("metric") == metric
+    }
+
+
+def _seed_spread(ax, rows, docs, metric) -> None:
+    """Every seed (hollow) and the mean ± sd over seeds (filled) of ``metric``, one row each."""
+    for y, name in enumerate(rows):
+        seeds = [v for v in per_seed(docs[name], metric).values() if v is not None]
+        ax.plot(seeds, np.full(len(seeds), y), "o", mfc="none", mec="0.45", ms=4)
+        ax.errorbar(
+            docs[name]["mean"][metric],
+            y,
+            xerr=docs[name]["std"][metric],
+            fmt="D",
+            color="k",
+            ms=4,
+            capsize=2,
+        )
+
+
+def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str, claims=None) -> None:
+    """One row per method, ordered by trainable parameters: the parameters (log), the adapted
+    domain's accuracy and the clean-domain EPE per seed with mean ± sd, and what C2 and the
+    module ablation judge: 3R-lite − method per seed, its mean and paired 95 % t interval."""
+    shifted, relational = f"severity{severity}/accuracy", roles["relational"]
+    rows = sorted(docs, key=lambda m: (docs[m]["n_trainable"], m))
+    fig, axes = plt.subplots(
+        1, 4, figsize=(10, 1.6 + 0.36 * len(rows)), sharey=True, width_ratios=[0.8, 1, 1.2, 1]
+    )
+    y = np.arange(len(rows))
+    n = [max(docs[m]["n_trainable"], 1) for m in rows]
+    judging = _paired_claims(claims, relational, shifted)
+    # C1 (orange) is 3R-lite's own bar, C3 (red) the margin
+    colours = dict(zip(judging, ("C0", "C2", "C4", "C5", "C6"), strict=False))
+    judged = {b: cid for cid, c in judging.items() for b in c["baselines"]}
+    axes[0].barh(y, n, color=["C1" if m == relational else "0.6" for m in rows])
+    axes[0].set(xscale="log", xlabel="trainable parameters (log)")
+    axes[0].set_yticks(y, [f"{m} ({docs[m]['n_trainable']:,})" for m in rows])
+    axes[0].invert_yaxis()
+    _seed_spread(axes[1], rows, docs, shifted)
+    axes[1].set_xlabel(f"accuracy, severity {severity} ↑")
+    _seed_spread(axes[3], rows, docs, "clean/epe")
+    axes[3].set_xlabel("clean EPE after adaptation ↓")
+    ax = axes[2]
+    for i, name in enumerate(rows):
+        a, b = per_seed(docs[relational], shifted), per_seed(docs[name], shifted)
+        if name == relational or not all(np.isfinite([*a.values(), *b.values()])):
+            continue
+        d = paired_difference(a, b)
+        colour = colours.get(judged.get(name), "0.6")
+        diffs = [a[seed] - b[seed] for seed in sorted(a)]
+        ax.plot(diffs, np.full(len(diffs), i), "o", mfc="none", mec=colour, ms=4)
+        ax.errorbar(
+            d.mean,
+            i,
+            xerr=[[d.mean - d.low], [d.high - d.mean]],
+            fmt="D",
+            color=colour,
+            ms=4,
+            capsize=2,
+        )
+    ax.axvline(0, color="0.3", lw=0.8)
+    deltas = sorted({c["criterion"]["delta"] for c in judging.values()})
+    for delta in deltas:
+        ax.axvline(delta, color="C3", ls="--", lw=1)
+    ax.set_xlabel(f"{relational} − method, severity {severity}")
+    handles = [
+        plt.Line2D([], [], marker="D", ls="none", color=colours[cid], label=f"baseline of {cid}")
+        for cid in judging
+    ]
+    handles += [
+        plt.Line2D([], [], color="C3", ls="--", label=f"claims' margin δ = {d:g}") for d in deltas
+    ]
+    handles += [
+        plt.Line2D([], [], marker="o", mfc="none", mec="0.45", ls="none", label="one seed"),
+        plt.Line2D(
+            [], [], marker="D", color="k", ls="none", label="mean ± sd (3rd panel: 95% t CI)"
+        ),
+    ]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3)
+    seeds = len(docs[relational]["seeds"])
+    fig.suptitle(f"Parameters, accuracy and retention per method ({seeds} seeds)")
     save_figure(fig, png, pdf)
 
 
@@ -278,10 +337,15 @@ FIGURES = {
 }
 
 
-def draw(figure: str, paths: list[str], roles: dict, severity: int, png: str, pdf: str) -> None:
+def draw(
+    figure: str, paths: list[str], roles: dict, severity: int, png: str, pdf: str, claims=None
+) -> None:
+    """Draw ``figure``; ``claims`` (papers.r3_adapter.claims) mark what the efficiency plot's
+    differences are judged against."""
     apply_style()
     docs = {d["method"]: d for d in map(read_json, paths)}
-    FIGURES[figure](docs, roles, severity, png, pdf)
+    extra = {"claims": claims} if figure == "efficiency" else {}
+    FIGURES[figure](docs, roles, severity, png, pdf, **extra)
 
 
 def main(argv: list[str] | None = None) -> None:
