@@ -148,6 +148,26 @@ rule qsurv_figure_metrics:
         "../scripts/qsurv_figure.py"
 
 
+rule qsurv_figure_training_time:
+    input:
+        metrics=qsurv_metrics(qsurv_datasets()),
+    output:
+        png=report(
+            "results/qsurv/figures/training_time.png",
+            caption="../workflow/report/qsurv_training_time.rst",
+            category="QSurv",
+        ),
+        pdf="results/qsurv/figures/training_time.pdf",
+    log:
+        "logs/qsurv/figure_training_time.log",
+    conda:
+        "../envs/qsurv.yaml"
+    params:
+        figure="training_time",
+    script:
+        "../scripts/qsurv_figure.py"
+
+
 rule qsurv_table_metrics:
     input:
         docs=qsurv_metrics(qsurv_datasets()),

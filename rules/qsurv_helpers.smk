@@ -105,7 +105,7 @@ def qsurv_metrics(datasets):
 def qsurv_figures():
     hazards = [f"hazard_curves_{d}" for d in qsurv_synthetic()]
     ablation = ["ablation"] if qsurv_synthetic() else []
-    return ["quadrature_error", "metrics_table", *hazards, *ablation]
+    return ["quadrature_error", "metrics_table", "training_time", *hazards, *ablation]
 
 
 def qsurv_products():

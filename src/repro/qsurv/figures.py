@@ -171,10 +171,36 @@ def ablation(all_metrics: list[dict], methods: list[str], metric: str, png: str,
     save_figure(fig, png, pdf)
 
 
+def training_time(all_metrics: list[dict], png: str, pdf: str) -> None:
+    """Training wall time per method and seed on every data set (dots), mean per data set
+    (bar tick), log scale: the brief's training-time figure, without SODEN."""
+    apply_style()
+    docs = _trained(all_metrics)
+    methods = list(dict.fromkeys(m for d in docs for m in d["methods"]))
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    width = 0.8 / len(docs)
+    for k, doc in enumerate(docs):
+        offset = (k - (len(docs) - 1) / 2) * width
+        for i, method in enumerate(methods):
+            if method not in doc["methods"]:
+                continue
+            seconds = [row["train_seconds"] for row in doc["methods"][method]["per_seed"]]
+            x = i + offset
+            ax.plot(np.full(len(seconds), x), seconds, "o", ms=3, mfc="none", color=f"C{k}")
+            ax.plot([x - width / 2, x + width / 2], [np.mean(seconds)] * 2, color=f"C{k}", lw=2)
+        ax.plot([], [], "o-", color=f"C{k}", label=f"{doc['dataset']} ({len(doc['seeds'])} seeds)")
+    ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right")
+    ax.set(yscale="log", ylabel="training wall time per seed (s, log)")
+    ax.legend(loc="outside right upper")
+    fig.suptitle("Training time per method: every seed (circles) and their mean (bar)")
+    save_figure(fig, png, pdf)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "figure", choices=["quadrature_error", "hazard_curves", "metrics_table", "ablation"]
+        "figure",
+        choices=["quadrature_error", "hazard_curves", "metrics_table", "ablation", "training_time"],
     )
     parser.add_argument("png")
     parser.add_argument("pdf")
@@ -192,6 +218,8 @@ def main() -> None:
         hazard_curves(documents[0], args.methods, args.png, args.pdf)
     elif args.figure == "metrics_table":
         metrics_table(documents, args.columns, args.png, args.pdf)
+    elif args.figure == "training_time":
+        training_time(documents, args.png, args.pdf)
     else:
         ablation(documents, args.methods, "hazard_l1", args.png, args.pdf)
 
