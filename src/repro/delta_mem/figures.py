@@ -6,8 +6,9 @@ import argparse
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from repro.common.plotting import apply_style, save_figure
+from repro.common.plotting import apply_style, save_figure, ticks_at
 from repro.delta_mem.episodes import N_VALUES
 
 # reference lines: the paper's multipliers (its LoCoMo condition, official_prompt, over the
@@ -136,6 +137,10 @@ def gain_ratios(main: dict, png, pdf, claims: dict | None = None) -> None:
             ylabel="accuracy ratio",
             yscale="log" if top == "state_only" else "linear",  # ×19 vs ×0.6–1.3
         )
+        if top == "state_only":  # plain numbers at 1, 2, 5 × 10^k, not "10^0" alone
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(NullFormatter())
     fig.suptitle(f"Gain ratios, {len(main['seeds'])} seeds {main['seeds']}")
     save_figure(fig, png, pdf)
 
@@ -171,6 +176,7 @@ def cost(doc: dict, png, pdf) -> None:
     axes[0].plot(T, [r["state_bytes"] for r in rows], marker="o", label="δ-Mem state (all layers)")
     axes[0].plot(T, [r["kv_cache_bytes"] for r in rows], marker="s", label="KV cache of the same T")
     axes[0].set(xscale="log", yscale="log", xlabel="tokens written", ylabel="bytes")
+    ticks_at(axes[0].xaxis, T)  # the lengths written, as plain numbers
     axes[0].legend()
     widths = doc["widths"]
     x = np.arange(len(widths))

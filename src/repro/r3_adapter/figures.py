@@ -251,13 +251,37 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str, claim
     _seed_spread(axes[3], rows, docs, "clean/epe")
     axes[3].set_xlabel("clean EPE after adaptation ↓")
     ax = axes[2]
+    differences = {}
     for i, name in enumerate(rows):
         a, b = per_seed(docs[relational], shifted), per_seed(docs[name], shifted)
-        if name == relational or not all(np.isfinite([*a.values(), *b.values()])):
-            continue
-        d = paired_difference(a, b)
+        values = [*a.values(), *b.values()]
+        if name == relational or any(v is None or not np.isfinite(v) for v in values):
+            continue  # a failed seed: no paired difference (the claims say so)
+        differences[i] = (name, paired_difference(a, b), [a[s] - b[s] for s in sorted(a)])
+    deltas = sorted({c["criterion"]["delta"] for c in judging.values()})
+    # the axis spans the claims' rows (and 0, δ): a far control (the frozen model) would
+    # squeeze their intervals, so it is written at the edge instead
+    judged_ends = [e for n, d, _ in differences.values() if n in judged for e in (d.low, d.high)]
+    span = [*judged_ends, 0.0, *deltas] if judged_ends else None
+    low, high = (min(span), max(span)) if span else (None, None)
+    pad = 0.15 * (high - low) if span else 0.0
+    for i, (name, d, diffs) in differences.items():
         colour = colours.get(judged.get(name), "0.6")
-        diffs = [a[seed] - b[seed] for seed in sorted(a)]
+        if span and not low - pad <= d.mean <= high + pad:
+            ax.text(
+                high + pad if d.mean > high else low - pad,
+                i,
+                f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] →"
+                if d.mean > high
+                else f"← {d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}]",
+                ha="right" if d.mean > high else "left",
+                va="center",
+                color=colour,
+                fontsize=8,
+                bbox={"fc": "white", "ec": "none", "pad": 1},
+                zorder=5,
+            )
+            continue
         ax.plot(diffs, np.full(len(diffs), i), "o", mfc="none", mec=colour, ms=4)
         ax.errorbar(
             d.mean,
@@ -268,8 +292,9 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str, claim
             ms=4,
             capsize=2,
         )
+    if span:
+        ax.set_xlim(low - pad, high + pad)
     ax.axvline(0, color="0.3", lw=0.8)
-    deltas = sorted({c["criterion"]["delta"] for c in judging.values()})
     for delta in deltas:
         ax.axvline(delta, color="C3", ls="--", lw=1)
     ax.set_xlabel(f"{relational} − method, severity {severity}")
