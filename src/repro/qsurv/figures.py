@@ -67,6 +67,14 @@ CURVE_PANELS = (
 HAZARD_AXIS_CAP = 2.5
 
 
+def _grid_of(run: dict):
+    return run["time"]
+
+
+def _midpoints_of(run: dict):
+    return curves.midpoints(run["time"])
+
+
 def _band(ax, runs, read, times_of, **style) -> None:
     band = curves.band_over_runs([times_of(r) for r in runs], [read(r) for r in runs])
     (line,) = ax.plot(band["time"], band["mean"], **style)
@@ -82,11 +90,9 @@ def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None
     runs = metrics["curves"]["runs"]
     present = [m for m in methods if m in runs[0]["methods"]]
     fig, axes = plt.subplots(2, 2, figsize=(8.5, 6.6), layout="constrained")
-    grid_of = lambda r: r["time"]  # noqa: E731
-    mid_of = lambda r: curves.midpoints(r["time"])  # noqa: E731
     true_peak = max(max(r["truth"]["h"]) for r in runs)
     for ax, (key, label) in zip(axes.flat, CURVE_PANELS, strict=True):
-        times_of = grid_of if key in ("S", "H") else mid_of
+        times_of = _grid_of if key in ("S", "H") else _midpoints_of
         if key != "hazard_error":
             _band(
                 ax, runs, lambda r, k=key: r["truth"][k], times_of, color="k", lw=2.2, label="true"
@@ -191,7 +197,7 @@ def training_time(all_metrics: list[dict], png: str, pdf: str) -> None:
         ax.plot([], [], "o-", color=f"C{k}", label=f"{doc['dataset']} ({len(doc['seeds'])} seeds)")
     ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right")
     ax.set(yscale="log", ylabel="training wall time per seed (s, log)")
-    ax.legend(loc="outside right upper")
+    fig.legend(loc="outside right upper")
     fig.suptitle("Training time per method: every seed (circles) and their mean (bar)")
     save_figure(fig, png, pdf)
 
