@@ -227,6 +227,21 @@ def _seed_spread(ax, rows, docs, metric) -> None:
         )
 
 
+def paired_differences(docs: dict, method: str, metric: str) -> dict[str, tuple]:
+    """Per other method: ``method`` − it on ``metric`` over the shared seeds, as the claims
+    take it (mean and paired 95 % t interval), and the per-seed differences in seed order.
+    A method with a missing or non-finite seed (on either side) has none."""
+    ours, out = per_seed(docs[method], metric), {}
+    for name, doc in docs.items():
+        theirs = per_seed(doc, metric)
+        values = [*ours.values(), *theirs.values()]
+        if name == method or any(v is None or not np.isfinite(v) for v in values):
+            continue  # a failed seed: no paired difference (the claims say so)
+        diffs = [ours[seed] - theirs[seed] for seed in sorted(ours)]
+        out[name] = (paired_difference(ours, theirs), diffs)
+    return out
+
+
 def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str, claims=None) -> None:
     """One row per method, ordered by trainable parameters: the parameters (log), the adapted
     domain's accuracy and the clean-domain EPE per seed with mean ± sd, and what C2 and the
@@ -251,13 +266,8 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str, claim
     _seed_spread(axes[3], rows, docs, "clean/epe")
     axes[3].set_xlabel("clean EPE after adaptation ↓")
     ax = axes[2]
-    differences = {}
-    for i, name in enumerate(rows):
-        a, b = per_seed(docs[relational], shifted), per_seed(docs[name], shifted)
-        values = [*a.values(), *b.values()]
-        if name == relational or any(v is None or not np.isfinite(v) for v in values):
-            continue  # a failed seed: no paired difference (the claims say so)
-        differences[i] = (name, paired_difference(a, b), [a[s] - b[s] for s in sorted(a)])
+    paired = paired_differences(docs, relational, shifted)
+    differences = {rows.index(name): (name, *paired[name]) for name in paired}
     deltas = sorted({c["criterion"]["delta"] for c in judging.values()})
     # the axis spans the claims' rows (and 0, δ): a far control (the frozen model) would
     # squeeze their intervals, so it is written at the edge instead
