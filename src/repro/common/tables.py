@@ -5,7 +5,8 @@ where a table drawn as an image is scaled down to unreadable text).
 A table is a title and its sections, each ``Section(heading, header, rows)``: ``header`` names
 the columns, the first being the row label's; each row is that many cells; ``bold`` marks cells
 (the best of a column) in the HTML. A cell is text, or a :class:`Cell` of numbers with the text
-the HTML shows (:func:`mean_sd` "0.812 ± 0.004", :func:`interval`, :func:`count`). The CSV
+the HTML shows (:func:`mean_sd` "0.812 ± 0.004", :func:`interval`, :func:`number`,
+:func:`count`). The CSV
 holds every section's rows with the section's heading as its first column, and numbers as
 numbers: a column of ``Cell``s becomes one CSV column per number ("ctd mean", "ctd sd"), and
 the text cells among them ("–", "n/a (a seed failed)") go to a "<column> note" column.
@@ -60,9 +61,14 @@ def interval(mean: float, low: float, high: float, *, n: int | None = None, note
     return Cell(f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]{note}", numbers)
 
 
+def number(value: float, fmt: str = "{:.3f}") -> Cell:
+    """One number, shown as ``fmt`` writes it, unrounded in the CSV."""
+    return Cell(fmt.format(value), (("", value),))
+
+
 def count(n: int) -> Cell:
     """An integer shown with thousands separators ("16,128"), a plain number in the CSV."""
-    return Cell(f"{n:,}", (("", n),))
+    return number(n, "{:,}")
 
 
 @dataclass(frozen=True)
