@@ -1,5 +1,5 @@
 """The numbers 3R-Adapter's efficiency plot draws in its difference panel
-(repro.r3_adapter.figures.paired_differences): 3R-lite − each method per seed, with the mean
+(repro.r3_adapter.efficiency.paired_differences): 3R-lite − each method per seed, with the mean
 and the paired 95 % t interval, against scipy on a hand-made case of three methods with
 unequal spreads; a method with a failed seed gets no difference."""
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from repro.r3_adapter.figures import paired_differences
+from repro.r3_adapter.efficiency import paired_differences
 
 METRIC = "severity2/accuracy"
 
