@@ -4,7 +4,7 @@ collapse — GT-mass, entropy and precision per cross-attention layer vs severit
 attention — one query patch's cross-view attention: clean, shifted, LoRA, 3R-lite;
 table — the method table with shifted and clean columns and trainable parameters;
 ablation — 3R-lite against its module-removed variants (paired over seeds);
-efficiency — per method by trainable parameters: shifted accuracy, clean EPE, 3R-lite − method;
+efficiency — per method by parameters: accuracy, clean EPE, 3R-lite − method (.efficiency);
 pointcloud — a reconstructed scene (view 1 grey, view 2 coloured by error).
 """
 
