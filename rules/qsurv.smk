@@ -125,7 +125,7 @@ rule qsurv_figure_hazards:
         "../envs/qsurv.yaml"
     params:
         figure="hazard_curves",
-        methods=lookup(dpath="papers/qsurv/figures/hazard_methods", within=config),
+        methods=qsurv_hazard_figure_methods,
     script:
         "../scripts/qsurv_figure.py"
 
