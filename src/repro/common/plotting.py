@@ -43,6 +43,16 @@ def ticks_at(axis, values) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
+def plain_log_ticks(axis) -> None:
+    """Ticks of a log ``axis`` at 1, 2 and 5 × 10^k, written as plain numbers ("0.5", "20"),
+    not "5×10⁻¹" or a lone "10⁰" where the data span less than a decade."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def lint_path(png: str | os.PathLike) -> Path:
     """Where ``save_figure`` writes the lint's findings of a PNG: ``<name>.lint.json`` beside it."""
     return Path(png).with_suffix(".lint.json")

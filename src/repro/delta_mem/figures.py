@@ -6,9 +6,8 @@ import argparse
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from repro.common.plotting import apply_style, save_figure, ticks_at
+from repro.common.plotting import apply_style, plain_log_ticks, save_figure, ticks_at
 from repro.delta_mem.episodes import N_VALUES
 
 # reference lines: the paper's multipliers (its LoCoMo condition, official_prompt, over the
@@ -137,10 +136,8 @@ def gain_ratios(main: dict, png, pdf, claims: dict | None = None) -> None:
             ylabel="accuracy ratio",
             yscale="log" if top == "state_only" else "linear",  # ×19 vs ×0.6–1.3
         )
-        if top == "state_only":  # plain numbers at 1, 2, 5 × 10^k, not "10^0" alone
-            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-            ax.yaxis.set_minor_formatter(NullFormatter())
+        if top == "state_only":
+            plain_log_ticks(ax.yaxis)
     fig.suptitle(f"Gain ratios, {len(main['seeds'])} seeds {main['seeds']}")
     save_figure(fig, png, pdf)
 

@@ -197,6 +197,7 @@ def training_time(all_metrics: list[dict], png: str, pdf: str) -> None:
         ax.plot([], [], "o-", color=f"C{k}", label=f"{doc['dataset']} ({len(doc['seeds'])} seeds)")
     ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right")
     ax.set(yscale="log", ylabel="training wall time per seed (s, log)")
+    plotting.plain_log_ticks(ax.yaxis)
     fig.legend(loc="outside right upper")
     fig.suptitle("Training time per method: every seed (circles) and their mean (bar)")
     save_figure(fig, png, pdf)
