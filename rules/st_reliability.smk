@@ -254,7 +254,7 @@ use rule st_reliability_figure_spectrum as st_reliability_figure_family with:
         figure="family_vs_pool",
         datasets=st_reliability_datasets(),
         figures=lookup(dpath="papers/st_reliability/figures", within=config),
-        claims=lookup(dpath="papers/st_reliability/claims", within=config),
+        claims=lookup(dpath="papers/st_reliability/claims", within=config, default={}),
 
 
 rule st_reliability_swap_control:

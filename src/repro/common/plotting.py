@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # rules run without a display
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from repro.common import figure_lint, figure_tidy  # noqa: E402
 from repro.common.io import write_json  # noqa: E402
@@ -51,6 +52,23 @@ def plain_log_ticks(axis) -> None:
     axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
+
+
+def seeds_and_interval(ax, per_seed, difference, y: float, colour, ms: float = 4) -> None:
+    """One row of a forest plot at height ``y``: every seed's value (hollow circles) and, if
+    given, a ``repro.common.stats.PairedDifference`` as its mean (diamond) and interval."""
+    ax.plot(per_seed, np.full(len(per_seed), y), "o", mfc="none", mec=colour, ms=ms)
+    if difference is not None:
+        d = difference
+        ax.errorbar(
+            d.mean,
+            y,
+            xerr=[[d.mean - d.low], [d.high - d.mean]],
+            fmt="D",
+            color=colour,
+            ms=ms,
+            capsize=2,
+        )
 
 
 def lint_path(png: str | os.PathLike) -> Path:

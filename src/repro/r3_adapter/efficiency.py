@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from repro.common.plotting import save_figure
+from repro.common.plotting import save_figure, seeds_and_interval
 from repro.common.stats import paired_difference
 from repro.r3_adapter.claims import per_seed
 
@@ -103,16 +103,7 @@ def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str, claim
                 zorder=5,
             )
             continue
-        ax.plot(diffs, np.full(len(diffs), i), "o", mfc="none", mec=colour, ms=4)
-        ax.errorbar(
-            d.mean,
-            i,
-            xerr=[[d.mean - d.low], [d.high - d.mean]],
-            fmt="D",
-            color=colour,
-            ms=4,
-            capsize=2,
-        )
+        seeds_and_interval(ax, diffs, d, i, colour)
     if span:
         ax.set_xlim(low - pad, high + pad)
     ax.axvline(0, color="0.3", lw=0.8)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.common.plotting import apply_style, plt, save_figure
+from repro.common.plotting import apply_style, plt, save_figure, seeds_and_interval
 from repro.common.stats import paired_difference
 
 DESIGNS = {
@@ -66,16 +66,7 @@ def family_vs_pool(metrics: dict, cfg: dict, png: str, pdf: str, claims=None) ->
         ),
     ]
     for y, (_, per_seed, d, colour) in enumerate(rows):
-        right.plot(per_seed, np.full(len(per_seed), y), "o", mfc="none", mec=colour, ms=5)
-        if d is not None:
-            right.errorbar(
-                d.mean,
-                y,
-                xerr=[[d.mean - d.low], [d.high - d.mean]],
-                fmt="D",
-                color=colour,
-                capsize=3,
-            )
+        seeds_and_interval(right, per_seed, d, y, colour, ms=5)
     right.axvline(0, color="0.3", lw=0.8)
     claim = next((c for c in (claims or {}).values() if c.get("kind") == "family_vs_pool"), None)
     if claim:
