@@ -141,6 +141,8 @@ use rule delta_mem_figure_accuracy as delta_mem_figure_ratios with:
         "logs/delta_mem/figure_ratios.log",
     params:
         figure="gain_ratios",
+        # which n_facts each panel's claim judges
+        claims=lookup(dpath="papers/delta_mem/claims", within=config),
 
 
 use rule delta_mem_figure_accuracy as delta_mem_figure_ablations with:

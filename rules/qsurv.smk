@@ -125,7 +125,7 @@ rule qsurv_figure_hazards:
         "../envs/qsurv.yaml"
     params:
         figure="hazard_curves",
-        methods=lookup(dpath="papers/qsurv/figures/hazard_methods", within=config),
+        methods=qsurv_hazard_figure_methods,
     script:
         "../scripts/qsurv_figure.py"
 
@@ -144,6 +144,26 @@ rule qsurv_figure_metrics:
     params:
         figure="metrics_table",
         metrics=lookup(dpath="papers/qsurv/figures/table_metrics", within=config),
+    script:
+        "../scripts/qsurv_figure.py"
+
+
+rule qsurv_figure_training_time:
+    input:
+        metrics=qsurv_metrics(qsurv_datasets()),
+    output:
+        png=report(
+            "results/qsurv/figures/training_time.png",
+            caption="../workflow/report/qsurv_training_time.rst",
+            category="QSurv",
+        ),
+        pdf="results/qsurv/figures/training_time.pdf",
+    log:
+        "logs/qsurv/figure_training_time.log",
+    conda:
+        "../envs/qsurv.yaml"
+    params:
+        figure="training_time",
     script:
         "../scripts/qsurv_figure.py"
 

@@ -102,10 +102,26 @@ def qsurv_metrics(datasets):
     return [f"results/qsurv/metrics/{d}.json" for d in datasets]
 
 
+def qsurv_hazard_figure_methods(wildcards):
+    """The hazard-curves figure's methods: `figures.hazard_methods`, then every method and
+    baseline of a hazard-L1 claim on this scenario, so that the figure draws what they judge.
+    """
+    q = qsurv_config()
+    names = list(q["figures"]["hazard_methods"])
+    for claim in q.get("claims", {}).values():
+        if (
+            claim.get("dataset") == wildcards.dataset
+            and claim.get("metric") == "hazard_l1"
+        ):
+            names += [claim["method"], *claim["baselines"]]
+    trained = set(q.get("synthetic_methods", []))
+    return [m for m in dict.fromkeys(names) if m in trained]
+
+
 def qsurv_figures():
     hazards = [f"hazard_curves_{d}" for d in qsurv_synthetic()]
     ablation = ["ablation"] if qsurv_synthetic() else []
-    return ["quadrature_error", "metrics_table", *hazards, *ablation]
+    return ["quadrature_error", "metrics_table", "training_time", *hazards, *ablation]
 
 
 def qsurv_products():

@@ -122,6 +122,13 @@ for _figure in R3_ADAPTER_FIGURES:
             severity=lookup(
                 dpath="papers/r3_adapter/splits/adapt_severity", within=config
             ),
+            # what the efficiency plot's differences are judged against (the other
+            # figures do not read it, so a claim's edit does not redraw them)
+            claims=(
+                lookup(dpath="papers/r3_adapter/claims", within=config)
+                if _figure == "efficiency"
+                else {}
+            ),
         script:
             "../scripts/r3_adapter_figure.py"
 

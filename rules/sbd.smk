@@ -167,6 +167,27 @@ rule sbd_figure_compression:
         "../scripts/sbd_figure.py"
 
 
+rule sbd_table:
+    input:
+        docs=sbd_metrics(),
+    output:
+        csv="results/sbd/tables/per_dataset.csv",
+        html=report(
+            "results/sbd/tables/per_dataset.html",
+            caption="../workflow/report/sbd_per_dataset.rst",
+            category="SBD",
+        ),
+    log:
+        "logs/sbd/table.log",
+    conda:
+        "../envs/sbd.yaml"
+    params:
+        paper="sbd",
+        options={},
+    script:
+        "../scripts/table.py"
+
+
 use rule sbd_figure_compression as sbd_figure_bound with:
     output:
         png=report(

@@ -74,5 +74,6 @@ def sbd_products():
         *sbd_study_metrics("sign_study"),
         "results/sbd/metrics/scaling_study.json",
         *figure_files("sbd", SBD_FIGURES),
+        *table_files("sbd", ["per_dataset"]),
         "results/sbd/claims.json",
     ]

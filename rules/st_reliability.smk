@@ -240,6 +240,23 @@ use rule st_reliability_figure_spectrum as st_reliability_figure_loo with:
         figures=lookup(dpath="papers/st_reliability/figures", within=config),
 
 
+use rule st_reliability_figure_spectrum as st_reliability_figure_family with:
+    output:
+        png=report(
+            "results/st_reliability/figures/family_vs_pool.png",
+            caption="../workflow/report/st_reliability_family_vs_pool.rst",
+            category="ST reliability",
+        ),
+        pdf="results/st_reliability/figures/family_vs_pool.pdf",
+    log:
+        "logs/st_reliability/figure_family_vs_pool.log",
+    params:
+        figure="family_vs_pool",
+        datasets=st_reliability_datasets(),
+        figures=lookup(dpath="papers/st_reliability/figures", within=config),
+        claims=lookup(dpath="papers/st_reliability/claims", within=config, default={}),
+
+
 rule st_reliability_swap_control:
     output:
         control="results/st_reliability/swap_control.json",

@@ -190,6 +190,7 @@ ST_RELIABILITY_FIGURES = [
     "quality_vs_distance",
     "rho_table",
     "loo_transfer",
+    "family_vs_pool",
 ]
 
 

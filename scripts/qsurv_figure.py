@@ -12,6 +12,8 @@ elif sm.params.figure == "hazard_curves":
     figures.hazard_curves(metrics[0], list(sm.params.methods), png, pdf)
 elif sm.params.figure == "metrics_table":
     figures.metrics_table(metrics, list(sm.params.metrics), png, pdf)
+elif sm.params.figure == "training_time":
+    figures.training_time(metrics, png, pdf)
 elif sm.params.figure == "ablation":
     figures.ablation(metrics, list(sm.params.methods), "hazard_l1", png, pdf)
 else:

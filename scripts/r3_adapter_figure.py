@@ -11,4 +11,5 @@ draw(
     int(sm.params.severity),
     sm.output.png,
     sm.output.pdf,
+    claims=dict(sm.params.claims),
 )

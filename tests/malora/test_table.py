@@ -5,6 +5,7 @@ against scipy's paired t interval on a hand-made case."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy import stats
 
 from repro.malora.figures import table_sections
@@ -59,14 +60,19 @@ def _summary():
 def test_a_failed_seed_leaves_the_difference_on_the_other_seeds_with_its_n():
     _, (digits, _) = table_sections([_summary()])
     malora, ta = digits.rows
-    assert malora[1] == "0.883 ± 0.076 (n = 3 of 4)"
-    assert ta[1] == "0.782 ± 0.062"  # every seed defined: no n
+    assert str(malora[1]) == "0.883 ± 0.076 (n = 3 of 4)"
+    assert str(ta[1]) == "0.782 ± 0.062"  # every seed defined: no n
     a, b = np.array([0.90, 0.80, 0.95]), np.array([0.85, 0.78, 0.80])
     diff = a - b  # seeds 0, 2, 3: 0.05, 0.02, 0.15
     low, high = stats.ttest_rel(a, b).confidence_interval(0.95)
-    assert ta[4] == (
+    assert str(ta[4]) == (
         f"{diff.mean():+.3f} [{low:+.3f}, {high:+.3f}] (n = 3, seeds with a MaLoRA model)"
     )
+    # the CSV's numbers, unrounded
+    numbers = dict(ta[4].numbers)
+    assert numbers["mean"] == pytest.approx(diff.mean()) and numbers["n"] == 3
+    assert (numbers["low"], numbers["high"]) == pytest.approx((low, high))
+    assert dict(malora[1].numbers)["mean"] == pytest.approx(np.mean([0.90, 0.80, 0.95]))
     assert malora[4] == "—"  # no difference of MaLoRA with itself
 
 

@@ -2,7 +2,8 @@
 
 * ``interval_hazard`` of exp(-c t) is c on any grid; of a piecewise curve, the slope of H.
 * ``evaluate`` on the analytic truth itself gives survival/hazard L1 = 0, and on a curve
-  with twice the hazard gives the hand-computed hazard L1; the forward-difference hazard L1
+  with twice the hazard gives the hand-computed hazard L1 (and the figure's hazard-error
+  curve, its integrand); the forward-difference hazard L1
   (the official simulation's) is its O(Δt) bias; the official IPCW metrics equal a direct
   computation from the same stored curves.
 * The reference arms: the oracle scores as the truth given as a method; the Kaplan-Meier
@@ -81,7 +82,12 @@ def test_evaluate_truth_against_itself(tiny_synthetic, tmp_path):
     assert result["methods"]["double"]["mean"]["hazard_l1"] == pytest.approx(expected, rel=1e-9)
     # the same concordance: doubling the hazard keeps every subject's ranking
     assert result["methods"]["double"]["mean"]["ctd"] == pytest.approx(truth["ctd"])
-    assert result["synthetic"] is True and len(result["curves"]["subjects"]) == 3
+    assert result["synthetic"] is True
+    # the figure's hazard-error curve is the integrand of hazard_l1: |2 h̄ - h̄| = h̄ per
+    # subject, so its mean over subjects, and its time average is the metric
+    error = result["curves"]["runs"][0]["methods"]["double"]["hazard_error"]
+    np.testing.assert_allclose(error, h_bar.mean(axis=0), rtol=1e-9)
+    assert np.trapezoid(error, mid) / (mid[-1] - mid[0]) == pytest.approx(expected, rel=1e-9)
     # the official simulation's hazard L1 (forward difference vs h at the left point) is
     # not 0 even for the truth: its O(Δt) bias, here on a 12-point grid
     forward = np.diff(data["true_cumhaz"][0], axis=1) / np.diff(grid)

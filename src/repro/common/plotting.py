@@ -9,10 +9,11 @@ import matplotlib
 
 matplotlib.use("Agg")  # rules run without a display
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from repro.common import figure_lint, figure_tidy  # noqa: E402
 from repro.common.io import write_json  # noqa: E402
-from repro.common.tables import Section  # noqa: E402
+from repro.common.tables import Section, mean_sd  # noqa: E402
 
 STYLE = {
     "figure.dpi": 110,
@@ -41,6 +42,33 @@ def ticks_at(axis, values) -> None:
     axis.set_major_locator(FixedLocator(sorted(set(values))))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
+
+
+def plain_log_ticks(axis) -> None:
+    """Ticks of a log ``axis`` at 1, 2 and 5 × 10^k, written as plain numbers ("0.5", "20"),
+    not "5×10⁻¹" or a lone "10⁰" where the data span less than a decade."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def seeds_and_interval(ax, per_seed, difference, y: float, colour, ms: float = 4) -> None:
+    """One row of a forest plot at height ``y``: every seed's value (hollow circles) and, if
+    given, a ``repro.common.stats.PairedDifference`` as its mean (diamond) and interval."""
+    ax.plot(per_seed, np.full(len(per_seed), y), "o", mfc="none", mec=colour, ms=ms)
+    if difference is not None:
+        d = difference
+        ax.errorbar(
+            d.mean,
+            y,
+            xerr=[[d.mean - d.low], [d.high - d.mean]],
+            fmt="D",
+            color=colour,
+            ms=ms,
+            capsize=2,
+        )
 
 
 def lint_path(png: str | os.PathLike) -> Path:
@@ -86,7 +114,7 @@ def metrics_sections(
             bold.add((list(methods).index(best), n_col))
         for method, v in methods.items():
             cells = [
-                f"{v['mean'][n]:.4f} ± {v['std'][n]:.4f}" if n in v["mean"] else "–" for n in names
+                mean_sd(v["mean"][n], v["std"][n], 4) if n in v["mean"] else "–" for n in names
             ]
             rows.append([method, *cells])
         heading = f"{metrics['dataset']} ({len(metrics['seeds'])} seeds)"

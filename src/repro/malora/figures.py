@@ -10,7 +10,7 @@ import numpy as np
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
 from repro.common.stats import paired_difference
-from repro.common.tables import Section
+from repro.common.tables import Cell, Section, interval, mean_sd
 
 MARGINS = {"pretrain": "pre-training", "finetune": "fine-tuning", "union": "union"}
 COLOURS = {"pretrain": "tab:blue", "finetune": "tab:orange", "union": "tab:green"}
@@ -155,19 +155,21 @@ def _primary(summary) -> str:
     return next(k for k, v in summary["linear"]["settings"].items() if "ablations" in v[0])
 
 
-def _cell(stats, seeds: int | None = None) -> str:
+def _cell(stats, seeds: int | None = None) -> Cell | str:
     if stats["mean"] is None or not np.isfinite(stats["mean"]):  # a rule that failed every seed
         return "n/a"
     defined = stats.get("defined", seeds)
-    n = f" (n = {defined} of {seeds})" if seeds is not None and defined != seeds else ""
-    return f"{stats['mean']:.3f} ± {stats['sd']:.3f}{n}"
+    if seeds is not None and defined != seeds:
+        note = f" (n = {defined} of {seeds})"
+        return mean_sd(stats["mean"], stats["sd"], n=defined, note=note)
+    return mean_sd(stats["mean"], stats["sd"])
 
 
 def _finite(value) -> bool:
     return value is not None and bool(np.isfinite(value))
 
 
-def _diff_where_formed(malora: list, rule: list) -> str:
+def _diff_where_formed(malora: list, rule: list) -> Cell | str:
     """MaLoRA − rule on the seeds where both have a value (MaLoRA formed a model), with its
     95% paired t interval and n: where a seed failed, the all-seed difference is undefined."""
     keep = [
@@ -176,13 +178,14 @@ def _diff_where_formed(malora: list, rule: list) -> str:
     if len(keep) < 2:
         return "n/a (fewer than 2 seeds with a MaLoRA model)"
     d = paired_difference({i: malora[i] for i in keep}, {i: rule[i] for i in keep})
-    return f"{d.mean:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (n = {d.n}, seeds with a MaLoRA model)"
+    note = f" (n = {d.n}, seeds with a MaLoRA model)"
+    return interval(d.mean, d.low, d.high, n=d.n, note=note)
 
 
-def _diff(d) -> str:
+def _diff(d) -> Cell | str:
     if any(d[k] is None or not np.isfinite(d[k]) for k in ("mean", "low", "high")):
         return "n/a (a value missing)"
-    return f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+    return interval(d["mean"], d["low"], d["high"])
 
 
 def table_sections(summaries: list[dict]) -> tuple[str, list[Section]]:

@@ -28,12 +28,11 @@ from repro.common.io import read_json, read_npz, write_json
 from repro.common.provenance import RunRecorder
 from repro.common.summary import mean_std
 from repro.qsurv import reference
+from repro.qsurv.curves import interval_hazard, run_curves
 from repro.qsurv.ipcw import official_metrics, step_reader
 from repro.qsurv.metrics import curve_l1, survival_metrics
 
 log = logging.getLogger(__name__)
-
-REPRESENTATIVE_QUANTILES = (0.1, 0.5, 0.9)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,12 +40,6 @@ class EvaluateConfig:
     dataset: str
     methods: tuple[str, ...]
     metric_grid_points: int = 100  # points of the IBS/IBLL integration grid
-
-
-def interval_hazard(surv: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Average hazard over each grid interval from survival curves (n, M) -> (n, M - 1)."""
-    cumulative = -np.log(np.clip(surv, 1e-12, 1.0))
-    return np.diff(cumulative, axis=-1) / np.diff(grid)
 
 
 def _seed_metrics(split, surv_metric, surv_truth, n_grid) -> dict[str, float]:
@@ -72,27 +65,6 @@ def _seed_metrics(split, surv_metric, surv_truth, n_grid) -> dict[str, float]:
             interval_hazard(surv_truth, grid), split["true_hazard"][:, :-1], grid[:-1]
         )
     return out
-
-
-def _representative_curves(data, predictions) -> dict:
-    """True and estimated hazards of test subjects at covariate quantiles (first seed)."""
-    x = data["x_test_raw"][0]
-    grid = data["truth_grid"][0]
-    true_hazard = interval_hazard(np.exp(-data["true_cumhaz"][0]), grid)
-    subjects = []
-    for q in REPRESENTATIVE_QUANTILES:
-        i = int(np.argmin(np.abs(x - np.quantile(x, q))))
-        subjects.append(
-            {
-                "quantile": q,
-                "x": float(x[i]),
-                "true_hazard": true_hazard[i],
-                "methods": {
-                    m: interval_hazard(p["surv_truth"][0], grid)[i] for m, p in predictions.items()
-                },
-            }
-        )
-    return {"time": (grid[1:] + grid[:-1]) / 2, "subjects": subjects}
 
 
 def _scored(data, pred, n_grid) -> list[dict[str, float]]:
@@ -149,7 +121,8 @@ def evaluate(
             result["methods"][arm] = _entry(cfg.dataset, arm, rows)
         result["reference_arms"] = list(references)
         if result["synthetic"]:
-            result["curves"] = _representative_curves(data, predictions)
+            # the marginal S, H, h and hazard-error curves of every run (repro.qsurv.curves)
+            result["curves"] = run_curves(data, predictions)
     result["provenance"] = run.provenance()
     write_json(output, result)
     return result

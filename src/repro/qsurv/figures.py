@@ -10,6 +10,7 @@ import numpy as np
 
 from repro.common import plotting
 from repro.common.plotting import apply_style, save_figure
+from repro.qsurv import curves
 
 RULE_LABELS = {"gauss_legendre": "Gauss-Legendre", "trapezoid": "trapezoid", "midpoint": "midpoint"}
 METRIC_LABELS = {
@@ -55,27 +56,68 @@ def quadrature_error(quadrature: dict, png: str, pdf: str) -> None:
     save_figure(fig, png, pdf)
 
 
-def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None:
-    """True vs estimated hazard for test subjects at covariate quantiles (first seed)."""
-    apply_style()
-    curves = metrics["curves"]
-    subjects = curves["subjects"]
-    fig, axes = plt.subplots(
-        1, len(subjects), figsize=(3.2 * len(subjects), 3.8), squeeze=False, layout="constrained"
+CURVE_PANELS = (
+    ("S", "marginal survival S̄(t)"),
+    ("H", "marginal cumulative hazard H̄(t)"),
+    ("h", "marginal hazard h̄(t)"),
+    ("hazard_error", "mean |ĥ(t | x) − h(t | x)|"),
+)
+# hazard panels stop at this multiple of the largest true hazard: a discrete-time model's
+# interval hazard is 0 between its cuts and a spike at each, which would flatten the rest
+HAZARD_AXIS_CAP = 2.5
+
+
+def _grid_of(run: dict):
+    return run["time"]
+
+
+def _midpoints_of(run: dict):
+    return curves.midpoints(run["time"])
+
+
+def _band(ax, runs, read, times_of, **style) -> None:
+    band = curves.band_over_runs([times_of(r) for r in runs], [read(r) for r in runs])
+    (line,) = ax.plot(band["time"], band["mean"], **style)
+    ax.fill_between(
+        band["time"], band["low"], band["high"], color=line.get_color(), alpha=0.2, lw=0
     )
-    for ax, subject in zip(axes[0], subjects, strict=True):
-        ax.plot(curves["time"], subject["true_hazard"], "k-", lw=2.5, label="true")
-        for method in methods:
-            if method in subject["methods"]:
-                ax.plot(curves["time"], subject["methods"][method], lw=1.2, label=method)
-        ax.set(
-            title=f"x = {subject['x']:.2f} ({subject['quantile']:.0%} quantile)",
-            xlabel="time t",
-            ylabel="hazard h(t | x)",
-        )
+
+
+def hazard_curves(metrics: dict, methods: list[str], png: str, pdf: str) -> None:
+    """True against estimated marginal S, H and h, and the hazard error whose time average is
+    ``hazard_l1``: mean over runs (line) and their range (band), every seed of the metrics."""
+    apply_style()
+    runs = metrics["curves"]["runs"]
+    present = [m for m in methods if m in runs[0]["methods"]]
+    fig, axes = plt.subplots(2, 2, figsize=(8.5, 6.6), layout="constrained")
+    true_peak = max(max(r["truth"]["h"]) for r in runs)
+    for ax, (key, label) in zip(axes.flat, CURVE_PANELS, strict=True):
+        times_of = _grid_of if key in ("S", "H") else _midpoints_of
+        if key != "hazard_error":
+            _band(
+                ax, runs, lambda r, k=key: r["truth"][k], times_of, color="k", lw=2.2, label="true"
+            )
+        for i, method in enumerate(present):
+            entry = metrics["methods"][method]
+            _band(
+                ax,
+                runs,
+                lambda r, k=key, m=method: r["methods"][m][k],
+                times_of,
+                color=f"C{i}",
+                lw=1.3,
+                label=f"{method} (hazard L1 {entry['mean']['hazard_l1']:.4f}"
+                f" ± {entry['std']['hazard_l1']:.4f})",
+            )
+        if key in ("h", "hazard_error"):
+            ax.set_ylim(0, HAZARD_AXIS_CAP * true_peak)
+        ax.set(xlabel="time t", ylabel=label)
     handles, labels = axes[0][0].get_legend_handles_labels()  # below the panels: no curve hidden
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 7))
-    fig.suptitle(f"{metrics['dataset']}: true vs estimated hazard (seed {metrics['seeds'][0]})")
+    fig.legend(handles, labels, loc="outside lower center", ncol=2)
+    seeds = ", ".join(str(r["seed"]) for r in runs)
+    fig.suptitle(
+        f"{metrics['dataset']}: mean over {len(runs)} runs (seeds {seeds}), band = their range"
+    )
     save_figure(fig, png, pdf)
 
 
@@ -135,10 +177,37 @@ def ablation(all_metrics: list[dict], methods: list[str], metric: str, png: str,
     save_figure(fig, png, pdf)
 
 
+def training_time(all_metrics: list[dict], png: str, pdf: str) -> None:
+    """Training wall time per method and seed on every data set (dots), mean per data set
+    (bar tick), log scale: the brief's training-time figure, without SODEN."""
+    apply_style()
+    docs = _trained(all_metrics)
+    methods = list(dict.fromkeys(m for d in docs for m in d["methods"]))
+    fig, ax = plt.subplots(figsize=(9, 4.2), layout="constrained")
+    width = 0.8 / len(docs)
+    for k, doc in enumerate(docs):
+        offset = (k - (len(docs) - 1) / 2) * width
+        for i, method in enumerate(methods):
+            if method not in doc["methods"]:
+                continue
+            seconds = [row["train_seconds"] for row in doc["methods"][method]["per_seed"]]
+            x = i + offset
+            ax.plot(np.full(len(seconds), x), seconds, "o", ms=3, mfc="none", color=f"C{k}")
+            ax.plot([x - width / 2, x + width / 2], [np.mean(seconds)] * 2, color=f"C{k}", lw=2)
+        ax.plot([], [], "o-", color=f"C{k}", label=f"{doc['dataset']} ({len(doc['seeds'])} seeds)")
+    ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right")
+    ax.set(yscale="log", ylabel="training wall time per seed (s, log)")
+    plotting.plain_log_ticks(ax.yaxis)
+    fig.legend(loc="outside right upper")
+    fig.suptitle("Training time per method: every seed (circles) and their mean (bar)")
+    save_figure(fig, png, pdf)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
-        "figure", choices=["quadrature_error", "hazard_curves", "metrics_table", "ablation"]
+        "figure",
+        choices=["quadrature_error", "hazard_curves", "metrics_table", "ablation", "training_time"],
     )
     parser.add_argument("png")
     parser.add_argument("pdf")
@@ -156,6 +225,8 @@ def main() -> None:
         hazard_curves(documents[0], args.methods, args.png, args.pdf)
     elif args.figure == "metrics_table":
         metrics_table(documents, args.columns, args.png, args.pdf)
+    elif args.figure == "training_time":
+        training_time(documents, args.png, args.pdf)
     else:
         ablation(documents, args.methods, "hazard_l1", args.png, args.pdf)
 

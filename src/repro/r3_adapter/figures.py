@@ -4,7 +4,7 @@ collapse — GT-mass, entropy and precision per cross-attention layer vs severit
 attention — one query patch's cross-view attention: clean, shifted, LoRA, 3R-lite;
 table — the method table with shifted and clean columns and trainable parameters;
 ablation — 3R-lite against its module-removed variants (paired over seeds);
-efficiency — trainable parameters vs shifted accuracy and clean-domain error;
+efficiency — per method by parameters: accuracy, clean EPE, 3R-lite − method (.efficiency);
 pointcloud — a reconstructed scene (view 1 grey, view 2 coloured by error).
 """
 
@@ -18,8 +18,9 @@ import numpy as np
 from repro.common.io import read_json
 from repro.common.plotting import apply_style, save_figure
 from repro.common.stats import paired_difference
-from repro.common.tables import Section
+from repro.common.tables import Cell, Section, count, mean_sd
 from repro.r3_adapter.claims import domain_sequence, per_seed, precise_layer
+from repro.r3_adapter.efficiency import efficiency
 from repro.r3_adapter.names import DIAGNOSTICS
 
 LABELS = {"gt_mass": "GT-mass", "entropy": "normalised entropy", "precision": "precision"}
@@ -125,16 +126,16 @@ TABLE = [
 ]
 
 
-def table_rows(docs: dict, severity: int) -> tuple[list[str], list[list[str]]]:
-    """Column labels and one row of 'mean ± sd' cells per method."""
+def table_rows(docs: dict, severity: int) -> tuple[list[str], list[list[Cell]]]:
+    """Column labels and one row per method: its trainable parameters, then mean ± sd cells."""
     shifted = f"severity{severity}"
     header = [label.format(k=severity) for _, label in TABLE]
     rows = []
     for doc in docs.values():
-        cells = [f"{doc['n_trainable']:,}"]
+        cells = [count(doc["n_trainable"])]
         for key, _ in TABLE[1:]:
             k = key.format(s=shifted)
-            cells.append(f"{doc['mean'][k]:.3f} ± {doc['std'][k]:.3f}")
+            cells.append(mean_sd(doc["mean"][k], doc["std"][k]))
         rows.append(cells)
     return header, rows
 
@@ -202,37 +203,6 @@ def ablation(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None
     save_figure(fig, png, pdf)
 
 
-def efficiency(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    markers = "osD^vP*Xh<>p8"
-    for ax, (metric, label) in zip(
-        axes,
-        [
-            (f"severity{severity}/accuracy", f"correspondence accuracy, severity {severity}"),
-            ("clean/epe", "clean pointmap EPE after adaptation (forgetting)"),
-        ],
-        strict=True,
-    ):
-        for i, (name, doc) in enumerate(docs.items()):
-            n = max(doc["n_trainable"], 1)
-            ax.errorbar(
-                n,
-                doc["mean"][metric],
-                doc["std"][metric],
-                marker=markers[i % 13],
-                ms=6,
-                capsize=2,
-                ls="none",
-                label=name,
-            )
-        ax.set_xscale("log")
-        ax.set_xlabel("trainable parameters (log; frozen drawn at 1)")
-        ax.set_ylabel(label)
-    axes[1].legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.suptitle("Parameters vs accuracy and retention (mean ± sd over seeds)")
-    save_figure(fig, png, pdf)
-
-
 def pointcloud(docs: dict, roles: dict, severity: int, png: str, pdf: str) -> None:
     shifted = f"severity{severity}"
     panels = [
@@ -278,10 +248,15 @@ FIGURES = {
 }
 
 
-def draw(figure: str, paths: list[str], roles: dict, severity: int, png: str, pdf: str) -> None:
+def draw(
+    figure: str, paths: list[str], roles: dict, severity: int, png: str, pdf: str, claims=None
+) -> None:
+    """Draw ``figure``; ``claims`` (papers.r3_adapter.claims) mark what the efficiency plot's
+    differences are judged against."""
     apply_style()
     docs = {d["method"]: d for d in map(read_json, paths)}
-    FIGURES[figure](docs, roles, severity, png, pdf)
+    extra = {"claims": claims} if figure == "efficiency" else {}
+    FIGURES[figure](docs, roles, severity, png, pdf, **extra)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from repro.common.plotting import apply_style, save_figure, ticks_at
 from repro.common.stats import paired_difference
+from repro.common.tables import Section, count, number
 from repro.sbd.recovery import noise_grid
 
 
@@ -158,6 +159,46 @@ def time_vs_edges(scaling: dict, png, pdf) -> None:
     ticks_at(ax.xaxis, edges)
     ax.legend()
     save_figure(fig, png, pdf)
+
+
+def table_sections(metrics: list[dict]) -> tuple[str, list[Section]]:
+    """The brief's per-data-set table: one row per graph and method, with its nnz, factors,
+    compression factors, decomposition time and SpMM speedup (fastest call over fastest
+    call) against SciPy's and torch's CSR at each d."""
+    dims = sorted({r["d"] for m in metrics for v in m["methods"].values() for r in v["spmm"]})
+    header = [
+        "data set",
+        "method",
+        "nnz",
+        "factors",
+        "CF (entries)",
+        "CF (bytes)",
+        "decomposition s",
+        *(f"speedup vs {lib} CSR, d={d}" for d in dims for lib in ("SciPy", "torch")),
+    ]
+    rows = []
+    for m in metrics:
+        for method, v in m["methods"].items():
+            by_d = {r["d"]: r for r in v["spmm"]}
+            speedups = [
+                number(by_d[d][f"speedup_{lib}"], "{:.2f}") if d in by_d else "–"
+                for d in dims
+                for lib in ("scipy", "torch")
+            ]
+            rows.append(
+                [
+                    m["dataset"],
+                    method,
+                    count(v["nnz"]),
+                    count(v["rank"]),
+                    number(v["cf"], "{:.2f}"),
+                    number(v["cf_bytes"], "{:.2f}"),
+                    number(v["decompose_seconds"], "{:.2f}"),
+                    *speedups,
+                ]
+            )
+    title = "SBD: compression and SpMM speedup per data set (one run; times on this machine)"
+    return title, [Section("per data set and method", header, rows)]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""The five figures, from the per-data-set metrics only (never checkpoints).
+"""The six figures, from the per-data-set metrics only (never checkpoints); Fig. F
+(``family_vs_pool``) is in :mod:`repro.st_reliability.family_figure`.
 
 ``metrics`` maps data set → summary JSON; ``cfg`` names the setting with a shared program
 (``setting``) and the negative control (``negative``).
@@ -9,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.common.plotting import apply_style, plt, save_figure
+from repro.st_reliability.family_figure import family_vs_pool  # noqa: F401 (drawn by name)
 
 LABELS = {
     "nn_l2": "pred-NN L2",
@@ -258,7 +260,14 @@ def loo_transfer(metrics: dict, cfg: dict, png: str, pdf: str) -> None:
     save_figure(fig, png, pdf)
 
 
-FIGURES = ("spectrum_vs_nulls", "gene_map", "quality_vs_distance", "rho_table", "loo_transfer")
+FIGURES = (
+    "spectrum_vs_nulls",
+    "gene_map",
+    "quality_vs_distance",
+    "rho_table",
+    "loo_transfer",
+    "family_vs_pool",
+)
 
 
 def main(argv: list[str] | None = None) -> None:
