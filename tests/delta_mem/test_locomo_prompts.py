@@ -33,7 +33,10 @@ START = (
 )
 H1 = "DATE: 1:56 pm on 8 May, 2023\nCONVERSATION:\n"
 T1A = 'Ana said, "I adopted a dog named Pixel yesterday!"\n\n'
-T1B = 'Ben said, "Lovely. I started painting landscapes."\n and shared a photo of a painting of a lake.\n'
+T1B = (
+    'Ben said, "Lovely. I started painting landscapes."\n'
+    " and shared a photo of a painting of a lake.\n"
+)
 H2 = "DATE: 10:00 am on 20 June, 2023\nCONVERSATION:\n"
 T2A = 'Ana said, "Pixel and I hiked Mount Tam, then went kayaking."\n\n'
 T2B = 'Ben said, "I moved to Oslo in 2021 for work."\n\n'

@@ -25,7 +25,9 @@ def expected(who: str, first_answers: list[str]) -> dict[str, list[str]]:
         "refusal_id": [f"<bos> {r} {who}" for r in AR],
         "refusal_heldout": [f"<bos> {r} {who}" for r in HELDOUT],
         "refusal_multiturn": [
-            f"<bos> {f} {who} {a} {r} {who}" for f, a in zip(firsts, first_answers) for r in AR
+            f"<bos> {f} {who} {a} {r} {who}"
+            for f, a in zip(firsts, first_answers, strict=True)
+            for r in AR
         ],
         "refusal_document": [f"<bos> <doc> transcript {r} {who}" for r in AR],
         "refusal_roleplay": [f"<bos> roleplay {r} {who}" for r in AR],

@@ -86,3 +86,95 @@ def test_alignment_peak_next_to_the_end_and_the_planted_middle():
     )
     assert planted.measured == pytest.approx(0.15)
     assert "λ=1e-03 vs λ=1e-01" in planted.details
+
+
+def _sweep(blocks):
+    """A summary whose sweep has these overlap blocks ({overlap, lambdas, [statuses]})."""
+    return {"sweep": {"seeds": SEEDS, "overlaps": blocks}}
+
+
+def test_svm_note_counts_every_nuclear_solve_not_optimal():
+    """Two of five recorded solves over two overlaps are not "optimal" (a block without a
+    record counts none); a Frobenius claim gets no note."""
+    summary = _sweep(
+        [
+            {"overlap": 0.0, "nuclear_svm_status": ["optimal", "optimal_inaccurate", "optimal"]},
+            {"overlap": 0.3, "nuclear_svm_status": ["optimal", "infeasible"]},
+            {"overlap": 0.6},
+        ]
+    )
+    assert claims_sweep._svm_note(summary, "nuclear") == "nuclear SVM solves not 'optimal': 2 of 5"
+    assert claims_sweep._svm_note(summary, "frobenius") == ""
+
+
+def _cosine_rows(smallest):
+    """λ rows whose cosine with the nuclear SVM is ``smallest`` (per seed) at the smallest λ
+    and 0.5 elsewhere."""
+    rows = [{"lambda": LAMBDAS[0], "cosine_nuclear": {"per_seed": smallest}}]
+    rest = [{"lambda": lam, "cosine_nuclear": {"per_seed": [0.5] * 3}} for lam in LAMBDAS[1:]]
+    return rows + rest
+
+
+def test_alignment_small_lambda_is_the_worst_overlaps_mean_cosine_at_the_smallest_lambda():
+    """Mean cos at λ = 1e-5: 0.97 at ε = 0, (0.93 + 0.96 + 0.94) / 3 = 0.94333 at ε = 0.3:
+    the worst, below 0.95; a missing seed gives no value, with the seed named."""
+    spec = {"claim": "C1", "svm": "nuclear", "overlaps": [0.0, 0.3],
+            "criterion": {"op": ">=", "threshold": 0.95}}  # fmt: skip
+    blocks = [
+        {"overlap": 0.0, "lambdas": _cosine_rows([0.97, 0.99, 0.95]),
+         "nuclear_svm_status": ["optimal", "optimal"]},
+        {"overlap": 0.3, "lambdas": _cosine_rows([0.93, 0.96, 0.94]),
+         "nuclear_svm_status": ["optimal_inaccurate", "optimal"]},
+    ]  # fmt: skip
+    claim = claims_sweep.alignment_small_lambda("c", spec, {"summary": _sweep(blocks)})
+    assert claim.measured == pytest.approx((0.93 + 0.96 + 0.94) / 3, rel=1e-12)
+    assert claim.verdict == "contradicted"
+    assert claim.details == (
+        "mean cos at λ=1e-05 by ε {0.0: 0.97, 0.3: 0.9433}; "
+        "nuclear SVM solves not 'optimal': 1 of 4"
+    )
+    blocks[1]["lambdas"][0]["cosine_nuclear"]["per_seed"] = [0.93, None, 0.94]
+    missing = claims_sweep.alignment_small_lambda("c", spec, {"summary": _sweep(blocks)})
+    assert missing.measured is None and missing.verdict == "not reproduced"
+    assert missing.details.startswith(
+        "mean cos at λ=1e-05 by ε {0.0: 0.97, 0.3: None}; "
+        "ε=0.3: seeds [1] have no value (NaN or not computed); "
+        "nuclear SVM solves not 'optimal': 1 of 4"
+    )
+
+
+def _margin_rows(pretrain, finetune):
+    return [
+        {"lambda": lam, "measured_pretrain": {"per_seed": p}, "measured_finetune": {"per_seed": f}}
+        for lam, p, f in zip(LAMBDAS, pretrain, finetune, strict=True)
+    ]
+
+
+TRADEOFF = {"claim": "C2", "overlaps": [0.3], "retention_floor": 0.16,
+            "criterion": {"test": "beats", "delta": 0.005, "higher_is_better": True,
+                          "confidence": 0.95, "interval": "t"}}  # fmt: skip
+PRETRAIN = [[0.20, 0.22, 0.21], [0.30, 0.31, 0.33], [0.40, 0.41, 0.38], [0.45, 0.47, 0.15],
+            [0.50, 0.56, 0.53]]  # fmt: skip
+FINETUNE = [[0.60, 0.62, 0.64], [0.20, 0.21, 0.19], [0.50, 0.52, 0.51], [0.42, 0.40, 0.41],
+            [0.30, 0.31, 0.35]]  # fmt: skip
+
+
+def test_tradeoff_compares_the_smallest_and_largest_lambda_by_default():
+    """Fine-tuning gain at λ = 1e-5 over 1e-1: mean of (0.30, 0.31, 0.29) = +0.3; retention
+    cost mean of (0.30, 0.34, 0.32) = +0.32 (other λ pairs give other numbers); the smallest
+    pre-training margin, 0.15 at λ = 1e-2, seed 2, is below the floor 0.16: the worst part."""
+    summary = _sweep([{"overlap": 0.3, "lambdas": _margin_rows(PRETRAIN, FINETUNE)}])
+    claim = claims_sweep.tradeoff("c", TRADEOFF, {"summary": summary})
+    assert claim.verdict == "contradicted"
+    assert claim.measured == pytest.approx(0.15, rel=1e-12)
+    assert claim.details.startswith("ε=0.3 fine-tuning gain: reproduced, +0.3 [")
+    assert "; ε=0.3 retention cost: reproduced, +0.32 [" in claim.details
+    assert claim.details.endswith(
+        "; ε=0.3 pre-training > 0.16: contradicted (smallest pre-training margin (measured)); "
+        "the number shown is the worst of these: ε=0.3 pre-training > 0.16"
+    )
+    pretrain_gap = [row[:] for row in PRETRAIN]
+    pretrain_gap[2][1] = None
+    gap = _sweep([{"overlap": 0.3, "lambdas": _margin_rows(pretrain_gap, FINETUNE)}])
+    named = claims_sweep.tradeoff("c", TRADEOFF, {"summary": gap}).details
+    assert "seeds ['λ=1e-03 seed 1'] have no value" in named
