@@ -39,6 +39,23 @@ def test_closed_form_error_is_relative_to_the_closed_form():
     assert np.mean(per_seed) != pytest.approx(
         np.mean([np.median(np.abs(e[s]) / (1 + e[s])) for s in SEEDS]), rel=1e-3
     )
+    assert claim.details.startswith("measured vs the frobenius SVM ray; per seed [")
+    # the negative control pairs λ_i with the closed form at λ_(4−i)
+    swapped = claims_sweep.closed_form(
+        "c2", {**spec, "closed_lambdas": "reversed"}, {"summary": _summary(rows)}
+    )
+    naive = [
+        np.median(
+            [
+                abs(rows[i][f"measured_{m}"]["per_seed"][s] - closed[m][4 - i]) / closed[m][4 - i]
+                for i in range(len(LAMBDAS))
+                for m in closed
+            ]
+        )
+        for s in SEEDS
+    ]
+    assert swapped.measured == pytest.approx(np.mean(naive), rel=1e-12)
+    assert swapped.details.startswith("measured vs the frobenius SVM ray (λ reversed); per seed [")
 
 
 def test_alignment_peak_compares_the_best_interior_lambda_with_both_ends():
@@ -178,3 +195,38 @@ def test_tradeoff_compares_the_smallest_and_largest_lambda_by_default():
     gap = _sweep([{"overlap": 0.3, "lambdas": _margin_rows(pretrain_gap, FINETUNE)}])
     named = claims_sweep.tradeoff("c", TRADEOFF, {"summary": gap}).details
     assert "seeds ['λ=1e-03 seed 1'] have no value" in named
+
+
+def test_alignment_peak_shows_its_curve_where_a_part_has_no_value():
+    """A NaN seed at the largest λ: that part has no value and shows the seed-mean curve
+    and the solver note; ``cosine_with`` reads another adapter's cosines (here decreasing
+    from the smallest λ: the peak interior λ 1e-4 loses to the smallest, by 0.2)."""
+    nuclear = [0.80, 0.90, 0.97, 0.93, 0.85]
+    path = [1.0, 0.80, 0.60, 0.50, 0.40]
+    rows = [
+        {
+            "lambda": lam,
+            "cosine_nuclear": {"per_seed": [c + 0.002, c - 0.001, c - 0.001]},
+            "cosine_path_smallest": {"per_seed": [p, p + 0.01 * (i > 0), p - 0.01 * (i > 0)]},
+        }
+        for i, (lam, c, p) in enumerate(zip(LAMBDAS, nuclear, path, strict=True))
+    ]
+    rows[-1]["cosine_nuclear"]["per_seed"][1] = float("nan")
+    summary = _summary(rows)
+    summary["sweep"]["overlaps"][0]["nuclear_svm_status"] = ["optimal", "optimal_inaccurate"]
+    spec = {"claim": "C1", "svm": "nuclear", "overlaps": [0.0],
+            "criterion": {"test": "beats", "delta": 0.01, "higher_is_better": True,
+                          "confidence": 0.95, "interval": "t"}}  # fmt: skip
+    claim = claims_sweep.alignment_peak("c1", spec, {"summary": summary})
+    assert claim.verdict == "not reproduced"
+    assert (
+        "; ε=0 λ=1e-03 vs λ=1e-01: not reproduced (mean cos with nuclear by λ {1e-05: 0.800, "
+        "1e-04: 0.900, 1e-03: 0.970, 1e-02: 0.930, 1e-01: nan}; "
+        "nuclear SVM solves not 'optimal': 1 of 2; needs the same"
+    ) in claim.details
+    other = claims_sweep.alignment_peak(
+        "c1", {**spec, "cosine_with": "path_smallest"}, {"summary": summary}
+    )
+    assert other.verdict == "contradicted"
+    assert other.measured == pytest.approx(0.80 - 1.0, rel=1e-9)
+    assert "λ=1e-04 vs λ=1e-05" in other.details
