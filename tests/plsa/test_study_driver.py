@@ -12,8 +12,9 @@ import logging
 import numpy as np
 import pytest
 import yaml
+from sklearn.linear_model import LogisticRegression
 
-from repro.plsa import em, estimators, study
+from repro.plsa import calibration, em, estimators, study
 from repro.plsa.csbm import sample_csbm, shift_setting
 
 
@@ -113,6 +114,26 @@ def test_one_repetition_row_against_its_own_draws(monkeypatch):
     assert row["solver"]["hard_label"] == {}
 
 
+def test_calibrated_probabilities_are_the_temperature_scaled_softmax():
+    """Fit on 70 % of the source nodes (the permutation's tail), temperature on the held
+    30 %, then exp(z / T) / Σ exp(z / T) of every node's logits z, written out."""
+    rng = np.random.default_rng(5)
+    source, target = (sample_csbm(s, rng=rng) for s in shift_setting("gss", n=300, sigma=0.8))
+    probs, temperature, _ = study._calibrated_probabilities(
+        source, target, 0.3, np.random.default_rng(9)
+    )
+    order = np.random.default_rng(9).permutation(300)
+    held, fit = order[:90], order[90:]
+    model = LogisticRegression(max_iter=1000).fit(source.x[fit], source.y[fit])
+    logits = model.decision_function(source.x[held])
+    assert temperature == calibration.fit_temperature(logits, source.y[held])
+    assert abs(temperature - 1.0) > 1e-3  # the scaling shows
+    for name, graph in (("source", source), ("target", target)):
+        z = model.decision_function(graph.x).astype(float) / temperature  # float32 features
+        expected = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(probs[name], expected, rtol=1e-9)
+
+
 def _config(tmp_path, section: dict) -> str:
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump({"papers": {"plsa": section}}))
@@ -135,6 +156,8 @@ def test_main_reads_the_named_study_section_into_the_config(tmp_path, monkeypatc
     assert study.main(["--config", config, "estimator_study", "other.json"]) == 0
     empty = _config(tmp_path, {"end_to_end": {}})
     assert study.main(["--config", empty, "estimator_study", "x.json"]) == 0
+    with pytest.raises(SystemExit):  # a misspelt study is refused, not run with defaults
+        study.main(["--config", config, "estimator-study", "y.json"])
     assert seen == [
         (study.EstimatorStudyConfig(sigmas=(0.3,), first_seed=9), "out.json"),
         (
