@@ -154,3 +154,47 @@ def test_signed_advantage_and_c8_intervals_against_a_naive_bootstrap():
         for k in range(SEEDS)
     ]
     np.testing.assert_allclose(aggregate["per_seed"], per_seed, rtol=1e-12)
+
+
+def test_pooled_rho_and_ratio_intervals_against_a_naive_bootstrap():
+    """The same draws recomputed with scipy: the pooled ρ over all predictions (per seed, and
+    its interval over the draws, predictions resampled within groups); the ratio of the
+    median group ρ of a noisier signal to that of the signal, per seed and over the draws."""
+    groups, q, s = _data()
+    t = s + 1.5 * np.random.default_rng(14).normal(size=q.shape)
+    n_boot, alpha = 20, 0.1
+    out = bootstrap_rho(
+        q, {"s": s, "t": t}, groups, n_boot=n_boot, confidence=0.8,
+        rng=np.random.default_rng(8), pooled={"s": s}, ratios={"t/s": ("t", "s")},
+    )  # fmt: skip
+    idx, seed_idx = resamples(groups, SEEDS, n_boot, np.random.default_rng(8))
+
+    def rho(signal, k, cols):
+        return stats.spearmanr(q[k, cols], signal[k, cols])[0]
+
+    def interval(draws):
+        return tuple(np.quantile(draws, [alpha, 1 - alpha]))
+
+    pooled_per_seed = [rho(s, k, slice(None)) for k in range(SEEDS)]
+    pooled_draws = [np.mean([rho(s, k, idx[b]) for k in seed_idx[b]]) for b in range(n_boot)]
+    pooled = out["pooled"]["s"]
+    np.testing.assert_allclose(pooled["per_seed"], pooled_per_seed, rtol=1e-12)
+    assert pooled["rho"] == pytest.approx(np.mean(pooled_per_seed), rel=1e-12)
+    assert (pooled["low"], pooled["high"]) == pytest.approx(interval(pooled_draws), rel=1e-10)
+
+    def median_over_groups(signal, k):
+        return np.median([rho(signal, k, groups == g) for g in SIZES])
+
+    per_seed = [median_over_groups(t, k) / median_over_groups(s, k) for k in range(SEEDS)]
+    ratio_draws = []
+    for b in range(n_boot):
+        medians = [
+            np.median(
+                [np.mean([rho(x, k, idx[b, groups == g]) for k in seed_idx[b]]) for g in SIZES]
+            )
+            for x in (t, s)
+        ]
+        ratio_draws.append(medians[0] / medians[1])
+    ratio = out["ratio"]["t/s"]
+    np.testing.assert_allclose(ratio["per_seed"], per_seed, rtol=1e-10)
+    assert (ratio["low"], ratio["high"]) == pytest.approx(interval(ratio_draws), rel=1e-10)
