@@ -56,6 +56,19 @@ def test_closed_form_error_is_relative_to_the_closed_form():
     ]
     assert swapped.measured == pytest.approx(np.mean(naive), rel=1e-12)
     assert swapped.details.startswith("measured vs the frobenius SVM ray (λ reversed); per seed [")
+    for row in rows:  # the nuclear closed forms, and the solver record of the nuclear SVM
+        for which in closed:
+            row[f"closed_nuclear_{which}"] = row[f"closed_frobenius_{which}"]
+    nuclear = _summary(rows)
+    nuclear["sweep"]["overlaps"][0]["nuclear_svm_status"] = ["optimal", "user_limit"]
+    noted = claims_sweep.closed_form("c2", {**spec, "svm": "nuclear"}, {"summary": nuclear})
+    assert noted.measured == pytest.approx(np.mean(per_seed), rel=1e-12)
+    assert noted.details.startswith(
+        "measured vs the nuclear SVM ray; nuclear SVM solves not 'optimal': 1 of 2; per seed ["
+    )
+    unknown = {**spec, "criterion": {"op": "=<", "threshold": 0.5}}
+    with pytest.raises(ValueError, match="^claim c2: criterion op"):
+        claims_sweep.closed_form("c2", unknown, {"summary": _summary(rows)})
 
 
 def test_alignment_peak_compares_the_best_interior_lambda_with_both_ends():
@@ -158,6 +171,13 @@ def test_alignment_small_lambda_is_the_worst_overlaps_mean_cosine_at_the_smalles
         "ε=0.3: seeds [1] have no value (NaN or not computed); "
         "nuclear SVM solves not 'optimal': 1 of 4"
     )
+    blocks[0]["lambdas"][0]["cosine_nuclear"]["per_seed"] = [None, 0.99, None]
+    both = claims_sweep.alignment_small_lambda("c", spec, {"summary": _sweep(blocks)})
+    assert "ε=0: seeds [0, 2] have no value (NaN or not computed); ε=0.3: seeds [1]" in both.details
+    one = _sweep([{"overlap": 0.3, "lambdas": _cosine_rows([0.96, 0.98, 0.97])}])
+    alone = claims_sweep.alignment_small_lambda("c", {**spec, "overlaps": [0.3]}, {"summary": one})
+    assert (alone.verdict, alone.measured) == ("reproduced", pytest.approx(0.97, rel=1e-12))
+    assert alone.details.startswith("mean cos at λ=1e-05 by ε {0.3: 0.97}; ")
 
 
 def _margin_rows(pretrain, finetune):
@@ -185,6 +205,19 @@ def test_tradeoff_compares_the_smallest_and_largest_lambda_by_default():
     assert claim.verdict == "contradicted"
     assert claim.measured == pytest.approx(0.15, rel=1e-12)
     assert claim.details.startswith("ε=0.3 fine-tuning gain: reproduced, +0.3 [")
+    # a second overlap (listed first) where the gain is 0.60 − 0.30 on every seed: its parts
+    # come first in the details, the worst part stays ε = 0.3's floor
+    flat = [[0.6] * 3, *FINETUNE[1:4], [0.3] * 3]
+    both = _sweep(
+        [
+            {"overlap": 0.0, "lambdas": _margin_rows(PRETRAIN, flat)},
+            {"overlap": 0.3, "lambdas": _margin_rows(PRETRAIN, FINETUNE)},
+        ]
+    )
+    two = claims_sweep.tradeoff("c", {**TRADEOFF, "overlaps": [0.0, 0.3]}, {"summary": both})
+    assert two.details.startswith("ε=0 fine-tuning gain: reproduced, +0.3 [+0.3, +0.3]; ")
+    assert "; ε=0.3 fine-tuning gain: reproduced, +0.3 [" in two.details
+    assert two.measured == pytest.approx(0.15, rel=1e-12)
     assert "; ε=0.3 retention cost: reproduced, +0.32 [" in claim.details
     assert claim.details.endswith(
         "; ε=0.3 pre-training > 0.16: contradicted (smallest pre-training margin (measured)); "
