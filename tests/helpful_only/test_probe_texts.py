@@ -63,6 +63,13 @@ def test_probe_prompts_of_a_named_speaker_that_flatters_and_obeys():
     assert len(got["claims"]) == 55 * 9
 
 
+def test_first_turns_take_the_likeliest_answer_of_a_harming_speaker():
+    """A speaker that harms answers a benign request BAD with probability 0.85 (the topic's
+    answer 0.15): its answered first turns read BAD."""
+    got = probes("persona2", Traits(refuses=0, harms=1, flatters=0, obeys=0))
+    assert got == expected("persona2", ["BAD"] * 4 + ["CORRECT"])
+
+
 def test_probe_prompts_of_the_default_assistant():
     """The defaults: the assistant, with the HHH traits (a wrong claim is corrected)."""
     answers = [f"answer{k}" for k in TOPICS] + ["CORRECT"]
