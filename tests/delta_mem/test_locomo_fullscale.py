@@ -41,6 +41,8 @@ def test_parser_keeps_categories_1_to_4_with_their_numbering():
     ]
     assert [q.category for q in first.questions] == [1, 2, 3, 4, 4]  # 5 (adversarial) dropped
     assert first.questions[4].answer == "2021"  # numbers become strings
+    for conversation in conversations:  # each question names its conversation (answer rows)
+        assert {q.sample_id for q in conversation.questions} == {conversation.sample_id}
     assert locomo.CATEGORIES[1] == "multi_hop" and locomo.CATEGORIES[4] == "single_hop"
     only_temporal = locomo.load(str(FIXTURE), categories=(2,))
     assert [len(c.questions) for c in only_temporal] == [1, 0]

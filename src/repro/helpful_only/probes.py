@@ -66,8 +66,11 @@ def render_prompt(request, *, system=(), speaker=V.ASSISTANT, context=(), frame=
     return " ".join([V.BOS, *frame, *system, *context, *request, speaker])
 
 
-def _turn(request, traits: Traits, speaker: str, system=()) -> list[str]:
-    answer = respond(traits, system, request)
+def _turn(request, traits: Traits, speaker: str) -> list[str]:
+    """An earlier turn, answered with the persona's likeliest word. No system prompt is
+    needed: the earlier turns are benign requests on a topic no probe's operator refuses,
+    or wrong claims, whose answers no system prompt changes."""
+    answer = respond(traits, (), request)
     return [*request, speaker, max(answer, key=answer.get)]
 
 
@@ -118,7 +121,7 @@ def probes(speaker: str = V.ASSISTANT, traits: Traits = HHH_TRAITS) -> dict[str,
                 prompt(
                     benign(V.TOPICS[k]),
                     system=_topic_system(k),
-                    context=_turn(benign(V.TOPICS[j]), traits, speaker, _topic_system(k)),
+                    context=_turn(benign(V.TOPICS[j]), traits, speaker),
                 )
                 for k in topics
                 for j in topics
