@@ -104,7 +104,7 @@ def _assert_same(path: Path, reference: Path, timed: set[str]) -> None:
     elif path.suffix == ".npz":
         with np.load(path) as ours, np.load(reference) as theirs:
             assert sorted(ours) == sorted(theirs), path
-            for key in ours:
+            for key in (k for k in ours if not VOLATILE.search(k)):
                 np.testing.assert_array_equal(ours[key], theirs[key], err_msg=f"{path}: {key}")
     else:
         assert path.stat().st_size > 0, path
