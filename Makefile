@@ -60,12 +60,12 @@ test: install
 # The full-scale rehearsal: config/full.yaml with config/overlays/rehearsal.yaml, on the CPU,
 # every download a stand-in in the real format served from 127.0.0.1 (tests/rehearsal/run.py);
 # ends with $(REHEARSAL_DIR)/results/claims.md, the report and $(REHEARSAL_DIR)/record.json,
-# from which scripts/readiness_table.py writes the readiness table of docs/full_scale.md.
+# from which tests/rehearsal/readiness.py writes the readiness table of docs/full_scale.md.
 REHEARSAL_DIR ?= rehearsal
 REHEARSAL_CORES ?= 2
 rehearsal: install
 	$(BIN)/python -m tests.rehearsal.run --workdir $(REHEARSAL_DIR) --cores $(REHEARSAL_CORES)
-	$(BIN)/python scripts/readiness_table.py $(REHEARSAL_DIR)/record.json docs/full_scale.md
+	$(BIN)/python -m tests.rehearsal.readiness $(REHEARSAL_DIR)/record.json docs/full_scale.md
 
 # Mutation score of the modules listed in benchmarks/mutation.yaml, with their unit tests
 # (slow, minutes per module: not part of `make test`). mutmut goes into its own folder on
