@@ -116,3 +116,30 @@ def test_rewrite_replaces_only_the_rehearsed_papers_rows():
     assert "| QSurv | old |" not in once and "| PLSA | kept |" in once
     assert once.index(readiness.BEGIN) < once.index("| PLSA | kept |") and once.endswith("end\n")
     assert readiness.rewrite(once, _record()) == once
+
+
+def _leaves(node, path=()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, (*path, key))
+    else:
+        yield path, node
+
+
+def test_the_overlay_changes_only_sizes():
+    """Every value the overlay sets is a number or a list of numbers (epochs, rows, seeds...),
+    besides the device, the threads, the lock mode and which papers run: no claim, method,
+    data set, download or rule setting of full scale is replaced."""
+    overlay = yaml.safe_load(run.OVERLAY.read_text())
+    settings = {("device",): "auto", ("threads",): 1, ("downloads_lock",): "strict"}
+    for path, value in _leaves(overlay):
+        if path in settings:
+            assert value == settings[path]
+        elif path[-1] == "enabled":
+            assert path[0] == "papers" and len(path) == 3 and isinstance(value, bool)
+        else:
+            numbers = value if isinstance(value, list) else [value]
+            assert all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers), (
+                path
+            )
+            assert not {"claims", "checks", "methods", "downloads"} & set(path), path
