@@ -54,10 +54,11 @@ class StandinHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @contextlib.contextmanager
-def serving(www: Path):
-    """An HTTP server on a free port of 127.0.0.1 for the life of the block; yields its base."""
+def serving(www: Path, port: int = 0):
+    """An HTTP server on 127.0.0.1 (a free port by default) for the life of the block; yields
+    its base URL."""
     handler = functools.partial(StandinHandler, directory=str(www))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -135,7 +136,9 @@ def stage_gated_models(config: dict, workdir: Path) -> None:
             stage_gated_model(workdir / backbone["model_dir"])
 
 
-def snakemake(workdir: Path, site: Path, *args: str, capture=True) -> subprocess.CompletedProcess:
+def snakemake(
+    workdir: Path, site: Path, *args: str, capture=True, check=True
+) -> subprocess.CompletedProcess:
     command = [
         str(Path(sys.executable).parent / "snakemake"),
         *("-s", str(ROOT / "Snakefile"), "--directory", str(workdir)),
@@ -144,7 +147,9 @@ def snakemake(workdir: Path, site: Path, *args: str, capture=True) -> subprocess
     ]
     env = {**os.environ, **THREADS, "OMP_WAIT_POLICY": "passive"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(command, env=env, cwd=ROOT, check=True, text=True, capture_output=capture)
+    return subprocess.run(
+        command, env=env, cwd=ROOT, check=check, text=True, capture_output=capture
+    )
 
 
 def outputs(summary: str) -> list[dict]:
@@ -163,16 +168,26 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--papers", nargs="+", help="rehearse these papers (default: the overlay's)"
     )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="the server's port (default: a free one); the same "
+        "port as a stopped rehearsal's lets a rerun in its workdir keep the finished jobs",
+    )
     parser.add_argument("targets", nargs="*")
     args = parser.parse_args(argv)
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "www").mkdir(exist_ok=True)
-    with serving(workdir / "www") as base:
+    with serving(workdir / "www", args.port) as base:
         site = write_site(workdir, base, args.papers)
         start = time.time(), os.times()
-        snakemake(workdir, site, "--cores", args.cores, *args.targets, capture=False)
-        snakemake(workdir, site, "--report", "results/report.html")
+        # every job that can run does: one rehearsal lists every failure it can reach
+        run = ("--cores", args.cores, "--keep-going", *args.targets)
+        failed = snakemake(workdir, site, *run, capture=False, check=False).returncode
+        if not failed:
+            snakemake(workdir, site, "--report", "results/report.html")
         wall = time.time() - start[0]
         cpu = sum(os.times()[2:4]) - sum(start[1][2:4])  # the children's user + system
         summary = snakemake(workdir, site, "--summary", *args.targets).stdout
@@ -188,8 +203,12 @@ def main(argv=None) -> int:
     facts = {"papers": papers, "downloads": downloads, "wall_s": wall, "cpu_s": cpu}
     facts["outputs"] = outputs(summary)
     record_file.write_text(json.dumps(facts, indent=1, sort_keys=True))
-    print(f"rehearsal: {papers} in {wall:.0f} s wall, {cpu:.0f} s CPU; {record_file}")
-    return 0
+    made = sum(o["exists"] for o in facts["outputs"])
+    print(
+        f"rehearsal of {papers}: {made} of {len(facts['outputs'])} outputs made, {wall:.0f} s "
+        f"wall, {cpu:.0f} s CPU; {record_file}" + (" (snakemake failed)" if failed else "")
+    )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
