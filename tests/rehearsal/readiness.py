@@ -1,6 +1,6 @@
 """The readiness table of docs/full_scale.md, generated from a rehearsal's record.
 
-    python -m tests.rehearsal.readiness rehearsal/record.json docs/full_scale.md
+    python -m tests.rehearsal.readiness rehearsal/record.json [more records] docs/full_scale.md
 
 For each rehearsed paper and stage (tests/rehearsal/stages.yaml): **executed** when every
 output the full-scale DAG plans for the stage exists after the rehearsal, **executed on a
@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+FULL = Path(__file__).resolve().parents[2] / "config" / "full.yaml"
 STAGES = yaml.safe_load((Path(__file__).with_name("stages.yaml")).read_text())
 BEGIN, END = "<!-- readiness from the rehearsal: begin -->", "<!-- readiness: end -->"
 DOWNLOAD = re.compile(r"results/downloads/([^/]+)/")
@@ -133,12 +134,25 @@ def rewrite(doc: str, record: dict) -> str:
     return f"{hand_written(head)}{BEGIN}\n{table(record)}\n{END}{hand_written(tail)}"
 
 
+def merged(records: list[dict], order: list[str]) -> dict:
+    """Records of rehearsals of different papers as one (papers in ``order``)."""
+    papers = [p for p in order if any(p in r["papers"] for r in records)]
+    return {
+        "papers": papers,
+        "downloads": {p: names for r in records for p, names in r["downloads"].items()},
+        "outputs": [o for r in records for o in r["outputs"]],
+    }
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("record", type=Path)
+    parser.add_argument(
+        "records", type=Path, nargs="+", help="record.json of one or more rehearsals"
+    )
     parser.add_argument("doc", type=Path)
     args = parser.parse_args(argv)
-    record = json.loads(args.record.read_text())
+    order = list(yaml.safe_load(FULL.read_text())["papers"])
+    record = merged([json.loads(r.read_text()) for r in args.records], order)
     args.doc.write_text(rewrite(args.doc.read_text(), record))
     return 0
 

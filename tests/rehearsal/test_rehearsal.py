@@ -143,3 +143,18 @@ def test_the_overlay_changes_only_sizes():
                 path
             )
             assert not {"claims", "checks", "methods", "downloads"} & set(path), path
+
+
+def test_records_of_separate_rehearsals_merge_in_the_configs_order():
+    whole = _record()
+    sbd_first = [
+        {
+            "papers": [p],
+            "downloads": {p: whole["downloads"][p]},
+            "outputs": [o for o in whole["outputs"] if readiness.owner(o, whole) == p],
+        }
+        for p in ("sbd", "qsurv")
+    ]
+    together = readiness.merged(sbd_first, ["qsurv", "plsa", "sbd"])
+    assert together["papers"] == ["qsurv", "sbd"]
+    assert readiness.cells(together) == readiness.cells(whole)
