@@ -200,13 +200,15 @@ ST_PERTURBATIONS = {"non-targeting": 80, **{f"G{12 + i}": 24 for i in range(12)}
 
 def write_crispri_line(path: Path, name: str) -> None:
     """Raw counts in the Replogle/Nadig layout (obs ``gene``, var ``gene_name``, Ensembl-like
-    ids as var names), each perturbation moving its own few genes; a line's own gene order."""
+    ids as var names), each perturbation moving its own few genes; a line's own gene order.
+    Half the counts are zero: arc-state's sentence sampler needs unexpressed genes in a cell."""
     from tests.st_reliability.test_fullscale import raw_line
 
     rng = rng_for(name)
     genes = list(rng.permutation(ST_GENES))
     adata = raw_line(int(rng.integers(1 << 30)), genes, ST_PERTURBATIONS)
     x = adata.X.toarray()
+    x *= rng.random(x.shape) < 0.5  # sparse as single-cell counts: every cell leaves genes out
     for k, pert in enumerate(p for p in ST_PERTURBATIONS if p != "non-targeting"):
         rows = (adata.obs["gene"] == pert).to_numpy()
         x[np.ix_(rows, [(3 * k + j) % len(genes) for j in range(3)])] *= 3
