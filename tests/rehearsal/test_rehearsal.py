@@ -98,7 +98,7 @@ def test_readiness_cells_count_what_the_rehearsal_made():
         "partly executed (2 of 3 outputs)",
         "not executed",
     ]
-    assert "7 of 9 outputs the DAG plans made" in table
+    assert "6 of 8 outputs the DAG plans for them made" in table
 
 
 def test_a_rule_no_stage_names_stops_the_table():
