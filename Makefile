@@ -17,7 +17,7 @@ export MKL_NUM_THREADS ?= 1
 export NUMBA_NUM_THREADS ?= 1
 export OMP_WAIT_POLICY ?= passive
 
-.PHONY: install run replicate test mutation report lint clean
+.PHONY: install run replicate test rehearsal mutation report lint clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,16 @@ replicate: run
 test: install
 	$(BIN)/python -m pytest
 
+# The full-scale rehearsal: config/full.yaml with config/overlays/rehearsal.yaml, on the CPU,
+# every download a stand-in in the real format served from 127.0.0.1 (tests/rehearsal/run.py);
+# ends with $(REHEARSAL_DIR)/results/claims.md, the report and $(REHEARSAL_DIR)/record.json,
+# from which tests/rehearsal/readiness.py writes the readiness table of docs/full_scale.md.
+REHEARSAL_DIR ?= rehearsal
+REHEARSAL_CORES ?= 2
+rehearsal: install
+	$(BIN)/python -m tests.rehearsal.run --workdir $(REHEARSAL_DIR) --cores $(REHEARSAL_CORES)
+	$(BIN)/python -m tests.rehearsal.readiness $(REHEARSAL_DIR)/record.json docs/full_scale.md
+
 # Mutation score of the modules listed in benchmarks/mutation.yaml, with their unit tests
 # (slow, minutes per module: not part of `make test`). mutmut goes into its own folder on
 # PYTHONPATH, not into the venv. One module or paper: make mutation MUTATION_ARGS=sbd
@@ -73,4 +83,4 @@ lint: install
 	$(BIN)/snakemake --lint
 
 clean:
-	rm -rf results .snakemake replication
+	rm -rf results .snakemake replication rehearsal

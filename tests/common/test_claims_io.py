@@ -11,6 +11,7 @@
 import math
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -262,3 +263,15 @@ def test_visible_gpu_count_without_driver(monkeypatch, tmp_path):
     fake_nvidia_smi(tmp_path, "echo 'NVIDIA-SMI has failed' >&2; exit 9")  # driver broken
     assert device_mod.visible_gpu_count() == 0
     assert os.access(tmp_path / "nvidia-smi", os.X_OK)
+
+
+def test_results_are_readable_by_the_group_and_others(tmp_path):
+    """What open() makes (0644), not mkstemp's 0600: found by the full-scale rehearsal, where
+    415 result files (claims.md among them) were readable by their writer only."""
+    write_json(tmp_path / "m.json", {"a": 1})
+    from repro.common.io import write_text
+
+    write_text(tmp_path / "c.md", "text")
+    write_npz(tmp_path / "p.npz", a=np.arange(3))
+    for name in ("m.json", "c.md", "p.npz"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name

@@ -1,5 +1,7 @@
 """The cell table between rules: .h5ad round trip and clear errors on bad files."""
 
+import stat
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +20,7 @@ def test_h5ad_round_trip(tiny_cells, tmp_path):
     assert list(back.obs["split"].cat.categories) == ["control", "train", "fewshot", "novel"]
     assert list(back.uns["split"]["c4_families"]) == adata.uns["split"]["c4_families"]
     np.testing.assert_array_equal(back.varm["stress"], adata.varm["stress"])
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # not mkstemp's 0600
     assert [p.name for p in tmp_path.iterdir()] == ["cells.h5ad"]  # no temporary left
 
 

@@ -38,6 +38,12 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
+# What a plain open() makes under the usual umask: mkstemp's temporary files are 0600, and a
+# rename keeps that, so a results folder shared with a group (a cluster's project space)
+# would be unreadable to everyone but its writer.
+RESULT_MODE = 0o644
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Write text atomically: a reader never sees a half-written file."""
     path = Path(path)
@@ -46,6 +52,7 @@ def write_text(path: str | os.PathLike, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
+        os.chmod(tmp, RESULT_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -78,6 +85,7 @@ def write_npz(path: str | os.PathLike, **arrays: np.ndarray) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             np.savez_compressed(handle, **arrays)
+        os.chmod(tmp, RESULT_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

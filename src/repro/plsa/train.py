@@ -90,10 +90,29 @@ def split_nodes(n: int, fraction: float, rng: np.random.Generator) -> tuple[np.n
     return np.sort(order[held:]), np.sort(order[:held])
 
 
-def _feature_logits(source: Graph, target: Graph, train_s: np.ndarray):
-    """Logits of a logistic regression on node features alone (fit on source training nodes)."""
+# The logit of a class no source training node has, below the row's least likely seen class:
+# a millionth of its probability (finite, so calibration and EM stay finite).
+UNSEEN_CLASS_GAP = float(np.log(1e6))
+
+
+def feature_logits(source: Graph, target: Graph, train_s: np.ndarray):
+    """Logits of a logistic regression on node features alone (fit on source training nodes),
+    one column per class of the source graph: sklearn's columns are the classes it saw, so a
+    rare class whose nodes all fell outside ``train_s`` gets its column here, set
+    ``UNSEEN_CLASS_GAP`` below the row's smallest logit."""
+    k = source.num_classes
     model = LogisticRegression(max_iter=1000).fit(source.x[train_s], source.y[train_s])
-    return model.decision_function(source.x), model.decision_function(target.x)
+    seen = model.classes_.astype(np.int64)
+
+    def full(x: np.ndarray) -> np.ndarray:
+        z = model.decision_function(x).astype(np.float64)
+        if len(seen) == 2:  # sklearn's binary case: one column, the second class's logit
+            z = np.stack([np.zeros_like(z), z], axis=1)
+        out = np.repeat(z.min(axis=1, keepdims=True) - UNSEEN_CLASS_GAP, k, axis=1)
+        out[:, seen] = z
+        return out
+
+    return full(source.x), full(target.x)
 
 
 def _evaluated(nodes: np.ndarray, graph: Graph) -> np.ndarray:
@@ -144,7 +163,7 @@ def run(cfg: TrainConfig, source: Graph, target: Graph, *, checkpoint: str | Non
         val_s,
         val_t,
         truth,
-        _feature_logits(source, target, train_s) if method.features else None,
+        feature_logits(source, target, train_s) if method.features else None,
     )
 
     def tensor(a, dtype):

@@ -16,6 +16,8 @@ import anndata as ad
 import numpy as np
 import pandas as pd
 
+from repro.common.io import RESULT_MODE
+
 CONTROL = "non-targeting"
 REQUIRED_OBS = ("pert_name", "celltype_name", "family")
 HELD_OUT = ("fewshot", "novel")  # the two regimes of held-out (line, perturbation) pairs
@@ -31,6 +33,7 @@ def write_h5ad(adata: ad.AnnData, path: str | os.PathLike) -> None:
     os.close(fd)
     try:
         adata.write_h5ad(tmp)
+        os.chmod(tmp, RESULT_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
