@@ -132,7 +132,7 @@ def greedy_trace(metrics: list[dict], png, pdf) -> None:
     apply_style()
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
     methods = list(dict.fromkeys(method for m in metrics for method in m["methods"]))
-    styles = dict(zip(methods, ["-", "--", ":", "-."] * len(methods), strict=False))
+    styles = {method: ["-", "--", ":", "-."][i % 4] for i, method in enumerate(methods)}
     for i, m in enumerate(metrics):  # a colour per graph, a line style per method
         for method, entry in m["methods"].items():
             trace = entry["trace"]
